@@ -1,0 +1,123 @@
+# gpu100_day(): one call per day folder adds the program, its tests and its compiled-code checks.
+#
+#   gpu100_day(day017 matmul_warptiling.cu
+#     LIBS      cublas              # CUDA::<name> targets the day links (cublas, cublasLt, ...)
+#     ARCHS     90a                 # replaces the configured architectures (Hopper-only days)
+#     PTX_ARCH  90                  # virtual architecture of the PTX check (default 90 / ARCHS)
+#     PTX       "mma\\.sync" ...    # regular expressions that must occur in the day's PTX
+#     ALLOW_SPILLS "why"            # the day's comment explains its register spills
+#     SIZES     m n k               # size options the cli tests feed bad values
+#     TEST_ARGS "--m 1 --n 1 --k 1" # more gpu test cases (each string is one run); --quick always runs
+#   )
+#
+# Tests (labels): NAME.gpu.*  (gpu: run the kernels, exit 77 = skipped without a device)
+#                 NAME.cli.*  (cli: bad input -> exit 2 and one line; no-device paths)
+#                 NAME.ptx    (ptx: instructions present, no spill stores)
+
+set(GPU100_CHECK_EXIT ${CMAKE_CURRENT_LIST_DIR}/check_exit.cmake)
+set(GPU100_CHECK_PTX  ${CMAKE_CURRENT_LIST_DIR}/check_ptx.cmake)
+set(GPU100_DAY_COUNT 0 CACHE INTERNAL "")
+find_program(GPU100_GIT git)
+find_program(GPU100_PTXAS ptxas HINTS ${CUDAToolkit_BIN_DIR} REQUIRED)
+
+# A test that runs PROGRAM ARGS... and expects exit code EXPECT and stderr/stdout matching MATCH.
+function(gpu100_expect_exit test_name label expect match)
+  add_test(NAME ${test_name}
+           COMMAND ${CMAKE_COMMAND} -DEXPECT=${expect} "-DMATCH=${match}"
+                   -P ${GPU100_CHECK_EXIT} -- ${ARGN})
+  set_tests_properties(${test_name} PROPERTIES LABELS ${label} TIMEOUT 60)
+endfunction()
+
+function(gpu100_day name source)
+  cmake_parse_arguments(PARSE_ARGV 2 D "" "PTX_ARCH;ALLOW_SPILLS" "LIBS;ARCHS;PTX;SIZES;TEST_ARGS")
+  if(D_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "gpu100_day(${name}): unknown arguments ${D_UNPARSED_ARGUMENTS}")
+  endif()
+  set(src ${CMAKE_CURRENT_SOURCE_DIR}/${source})
+  get_filename_component(topic ${source} NAME_WE)
+
+  # The git blob hash of the source identifies what a result in results/ measured.
+  set(hash unknown)
+  if(GPU100_GIT)
+    execute_process(COMMAND ${GPU100_GIT} hash-object ${src} OUTPUT_VARIABLE hash
+                    RESULT_VARIABLE rc OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+    if(NOT rc EQUAL 0)
+      set(hash unknown)
+    endif()
+  endif()
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${source})
+
+  add_executable(${name} ${source})
+  target_link_libraries(${name} PRIVATE gpu100::common)
+  foreach(lib IN LISTS D_LIBS)
+    if(TARGET CUDA::${lib})
+      target_link_libraries(${name} PRIVATE CUDA::${lib})
+    else()
+      target_link_libraries(${name} PRIVATE ${lib})
+    endif()
+  endforeach()
+  target_compile_definitions(${name} PRIVATE GPU100_DAY="${name}" GPU100_TOPIC="${topic}"
+                                             GPU100_SOURCE_HASH="${hash}")
+  target_compile_options(${name} PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-lineinfo>)
+  if(D_ARCHS)
+    set_target_properties(${name} PROPERTIES CUDA_ARCHITECTURES "${D_ARCHS}")
+  endif()
+
+  # --- gpu: the kernels at --quick sizes and at every extra (odd) size ---------------------
+  add_test(NAME ${name}.gpu.quick COMMAND ${name} --quick)
+  set(case 0)
+  foreach(args IN LISTS D_TEST_ARGS)
+    math(EXPR case "${case} + 1")
+    separate_arguments(arg_list UNIX_COMMAND "${args}")
+    add_test(NAME ${name}.gpu.case${case} COMMAND ${name} ${arg_list})
+  endforeach()
+  get_property(gpu_tests DIRECTORY PROPERTY TESTS)
+  list(FILTER gpu_tests INCLUDE REGEX "^${name}\\.gpu\\.")
+  set_tests_properties(${gpu_tests} PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 TIMEOUT 300)
+
+  # --- cli: bad input is exit 2 with one line; no device is SKIP (77) or, required, exit 1 -----
+  set(bad "^${name}: error: [^\n]+\n?$")
+  foreach(opt IN LISTS D_SIZES)
+    gpu100_expect_exit(${name}.cli.${opt}_zero      cli 2 "${bad}" $<TARGET_FILE:${name}> --${opt} 0)
+    gpu100_expect_exit(${name}.cli.${opt}_negative  cli 2 "${bad}" $<TARGET_FILE:${name}> --${opt} -7)
+    gpu100_expect_exit(${name}.cli.${opt}_not_number cli 2 "${bad}" $<TARGET_FILE:${name}> --${opt} 12abc)
+    gpu100_expect_exit(${name}.cli.${opt}_too_large cli 2 "${bad}" $<TARGET_FILE:${name}> --${opt} 999999999999999)
+  endforeach()
+  gpu100_expect_exit(${name}.cli.unknown_kernel cli 2 "${bad}" $<TARGET_FILE:${name}> --kernel no_such_kernel)
+  gpu100_expect_exit(${name}.cli.unknown_option cli 2 "${bad}" $<TARGET_FILE:${name}> --no-such-option)
+  gpu100_expect_exit(${name}.cli.bad_iters cli 2 "${bad}" $<TARGET_FILE:${name}> --iters 0)
+  gpu100_expect_exit(${name}.cli.no_device_skips cli 77 "SKIP: " $<TARGET_FILE:${name}> --quick)
+  gpu100_expect_exit(${name}.cli.no_device_required_fails cli 1 "no CUDA device"
+                     $<TARGET_FILE:${name}> --quick)
+  # CUDA_VISIBLE_DEVICES=-1 hides every GPU, so these two run the no-device path on any machine.
+  set_tests_properties(${name}.cli.no_device_skips PROPERTIES
+                       ENVIRONMENT "CUDA_VISIBLE_DEVICES=-1;GPU100_REQUIRE_GPU=0")
+  set_tests_properties(${name}.cli.no_device_required_fails PROPERTIES
+                       ENVIRONMENT "CUDA_VISIBLE_DEVICES=-1;GPU100_REQUIRE_GPU=1")
+
+  # --- ptx: the instructions the day teaches are in its compiled code; no spill stores --------
+  if(D_PTX_ARCH)
+    set(ptx_arch ${D_PTX_ARCH})
+  elseif(D_ARCHS)
+    list(GET D_ARCHS 0 ptx_arch)
+  else()
+    set(ptx_arch 90)
+  endif()
+  string(REGEX REPLACE "-(real|virtual)$" "" ptx_arch "${ptx_arch}")
+  add_library(${name}_ptx OBJECT ${source})
+  target_link_libraries(${name}_ptx PRIVATE gpu100::common)
+  target_compile_definitions(${name}_ptx PRIVATE GPU100_DAY="${name}" GPU100_TOPIC="${topic}"
+                                                 GPU100_SOURCE_HASH="${hash}")
+  set_target_properties(${name}_ptx PROPERTIES CUDA_PTX_COMPILATION ON
+                                               CUDA_ARCHITECTURES ${ptx_arch}-virtual)
+  add_dependencies(${name} ${name}_ptx)
+  string(REPLACE ";" "@@" patterns "${D_PTX}")
+  add_test(NAME ${name}.ptx
+           COMMAND ${CMAKE_COMMAND} "-DPTX_FILES=$<TARGET_OBJECTS:${name}_ptx>"
+                   "-DPATTERNS=${patterns}" -DPTXAS=${GPU100_PTXAS} -DARCH=${ptx_arch}
+                   "-DALLOW_SPILLS=${D_ALLOW_SPILLS}" -P ${GPU100_CHECK_PTX})
+  set_tests_properties(${name}.ptx PROPERTIES LABELS ptx TIMEOUT 120)
+
+  math(EXPR n "${GPU100_DAY_COUNT} + 1")
+  set(GPU100_DAY_COUNT ${n} CACHE INTERNAL "")
+endfunction()

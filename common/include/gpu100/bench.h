@@ -1,0 +1,42 @@
+// Timing with CUDA events: warm-up, repeats, median/min/max, optional L2 flush between repeats.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <functional>
+#include <vector>
+
+namespace gpu100 {
+
+struct Stats {
+  double median_ms = 0, min_ms = 0, max_ms = 0, mean_ms = 0;
+  int samples = 0;
+  bool valid() const { return samples > 0; }
+};
+
+// Median (mean of the middle two for an even count), min, max, mean. Empty input -> samples 0.
+Stats summarize(std::vector<double> samples_ms);
+
+struct BenchOptions {
+  int warmup = 3;          // untimed runs first: clocks ramp, caches and TLBs warm, lazy loading
+  int iters = 20;          // timed runs; the median is reported
+  bool flush_l2 = true;    // overwrite a buffer of twice the L2 size before each timed run
+  cudaStream_t stream = nullptr;
+};
+
+// Times fn(stream) iters times, each between its own pair of events, and summarizes.
+Stats benchmark(const std::function<void(cudaStream_t)>& fn, const BenchOptions& options);
+
+// Rates from a time: bytes moved -> GB/s (1e9 bytes/s), flops -> TFLOP/s (1e12 flop/s).
+inline double gbps(double bytes, double ms) { return ms > 0 ? bytes / (ms * 1e6) : 0.0; }
+inline double tflops(double flops, double ms) { return ms > 0 ? flops / (ms * 1e9) : 0.0; }
+
+// Device-to-device cudaMemcpy of `bytes`: the practical bandwidth ceiling memory-bound days
+// compare with. Rate counts read + write (2 * bytes).
+struct CopyProbe {
+  Stats time;
+  double gbps = 0;
+};
+CopyProbe measure_copy_bandwidth(size_t bytes, const BenchOptions& options);
+
+}  // namespace gpu100

@@ -1,0 +1,99 @@
+// RAII owners of device and pinned host memory. Move-only; sizes are in elements.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <utility>
+#include <vector>
+
+#include "gpu100/check.h"
+
+namespace gpu100 {
+
+template <class T>
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  explicit DeviceBuffer(size_t count) : count_(count) {
+    if (count_ > 0) CUDA_CHECK(cudaMalloc(&ptr_, bytes()));
+  }
+  explicit DeviceBuffer(const std::vector<T>& host) : DeviceBuffer(host.size()) { upload(host); }
+  ~DeviceBuffer() { reset(); }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  DeviceBuffer(DeviceBuffer&& o) noexcept
+      : ptr_(std::exchange(o.ptr_, nullptr)), count_(std::exchange(o.count_, 0)) {}
+  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
+    if (this != &o) {
+      reset();
+      ptr_ = std::exchange(o.ptr_, nullptr);
+      count_ = std::exchange(o.count_, 0);
+    }
+    return *this;
+  }
+
+  T* data() { return ptr_; }
+  const T* data() const { return ptr_; }
+  size_t size() const { return count_; }
+  size_t bytes() const { return count_ * sizeof(T); }
+
+  void upload(const T* host, size_t count) {
+    if (count > count_) throw CudaError("DeviceBuffer::upload: more elements than allocated");
+    CUDA_CHECK(cudaMemcpy(ptr_, host, count * sizeof(T), cudaMemcpyHostToDevice));
+  }
+  void upload(const std::vector<T>& host) { upload(host.data(), host.size()); }
+  void download(T* host, size_t count) const {
+    if (count > count_) throw CudaError("DeviceBuffer::download: more elements than allocated");
+    CUDA_CHECK(cudaMemcpy(host, ptr_, count * sizeof(T), cudaMemcpyDeviceToHost));
+  }
+  std::vector<T> download() const {
+    std::vector<T> host(count_);
+    download(host.data(), count_);
+    return host;
+  }
+  // Every byte 0xFF: NaN for floats and halves, -1 for signed integers, so an element a kernel
+  // forgets to write fails the comparison.
+  void poison() { CUDA_CHECK(cudaMemset(ptr_, 0xFF, bytes())); }
+  void zero() { CUDA_CHECK(cudaMemset(ptr_, 0, bytes())); }
+
+ private:
+  void reset() {
+    if (ptr_) cudaFree(ptr_);  // no check: destructors must not throw
+    ptr_ = nullptr;
+    count_ = 0;
+  }
+  T* ptr_ = nullptr;
+  size_t count_ = 0;
+};
+
+// Page-locked host memory: needed for truly asynchronous copies and full PCIe bandwidth.
+template <class T>
+class PinnedBuffer {
+ public:
+  PinnedBuffer() = default;
+  explicit PinnedBuffer(size_t count) : count_(count) {
+    if (count_ > 0) CUDA_CHECK(cudaMallocHost(&ptr_, count_ * sizeof(T)));
+  }
+  ~PinnedBuffer() {
+    if (ptr_) cudaFreeHost(ptr_);
+  }
+  PinnedBuffer(const PinnedBuffer&) = delete;
+  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
+  PinnedBuffer(PinnedBuffer&& o) noexcept
+      : ptr_(std::exchange(o.ptr_, nullptr)), count_(std::exchange(o.count_, 0)) {}
+
+  T* data() { return ptr_; }
+  const T* data() const { return ptr_; }
+  size_t size() const { return count_; }
+  size_t bytes() const { return count_ * sizeof(T); }
+  T& operator[](size_t i) { return ptr_[i]; }
+  const T& operator[](size_t i) const { return ptr_[i]; }
+  T* begin() { return ptr_; }
+  T* end() { return ptr_ + count_; }
+
+ private:
+  T* ptr_ = nullptr;
+  size_t count_ = 0;
+};
+
+}  // namespace gpu100

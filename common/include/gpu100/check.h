@@ -1,0 +1,51 @@
+// Error checking for CUDA runtime calls, kernel launches and the CUDA libraries.
+// A failed check throws gpu100::CudaError carrying "file:line: expr: ErrorName: text";
+// gpu100::run() catches it, prints it and exits 1.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <stdexcept>
+#include <string>
+
+namespace gpu100 {
+
+class CudaError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+[[noreturn]] void throw_cuda_error(cudaError_t err, const char* expr, const char* file, int line);
+[[noreturn]] void throw_library_error(const char* library, int status, const char* expr,
+                                      const char* file, int line);
+
+inline void cuda_check(cudaError_t err, const char* expr, const char* file, int line) {
+  if (err != cudaSuccess) throw_cuda_error(err, expr, file, line);
+}
+
+// cuBLAS / cuBLASLt statuses are plain ints here so this header needs no library headers.
+inline void cublas_check(int status, const char* expr, const char* file, int line) {
+  if (status != 0) throw_library_error("cublas", status, expr, file, line);
+}
+inline void cusparse_check(int status, const char* expr, const char* file, int line) {
+  if (status != 0) throw_library_error("cusparse", status, expr, file, line);
+}
+inline void curand_check(int status, const char* expr, const char* file, int line) {
+  if (status != 0) throw_library_error("curand", status, expr, file, line);
+}
+
+// After a <<<...>>> launch: configuration errors show up in cudaGetLastError. With
+// GPU100_SYNC_LAUNCHES=1 in the environment it also synchronizes, so an asynchronous fault is
+// reported at the launch that caused it (slow; for debugging).
+void launch_check(const char* file, int line);
+
+// Human-readable name of a cuBLAS status (CUBLAS_STATUS_...), or "status N".
+std::string library_status_name(const char* library, int status);
+
+}  // namespace gpu100
+
+#define CUDA_CHECK(expr) ::gpu100::cuda_check((expr), #expr, __FILE__, __LINE__)
+#define CUBLAS_CHECK(expr) ::gpu100::cublas_check(static_cast<int>(expr), #expr, __FILE__, __LINE__)
+#define CUSPARSE_CHECK(expr) \
+  ::gpu100::cusparse_check(static_cast<int>(expr), #expr, __FILE__, __LINE__)
+#define CURAND_CHECK(expr) ::gpu100::curand_check(static_cast<int>(expr), #expr, __FILE__, __LINE__)
+#define LAUNCH_CHECK() ::gpu100::launch_check(__FILE__, __LINE__)

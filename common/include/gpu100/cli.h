@@ -1,0 +1,138 @@
+// The program contract (DESIGN.md): parse arguments first, then find a device, then run.
+//
+//   int main(int argc, char** argv) {
+//     gpu100::Cli cli("Vector addition: naive, grid-stride, float4");
+//     int64_t n = 1 << 26;
+//     cli.size("n", n, 1'000'003, "number of elements");
+//     cli.kernels({"naive", "grid_stride", "float4"});
+//     cli.device_bytes([&] { return 3.0 * n * sizeof(float); });
+//     return gpu100::run(cli, argc, argv, [&](gpu100::Context& ctx) { ... });
+//   }
+//
+// Exit codes: 0 pass, 1 check failed or CUDA error, 2 bad usage, 77 skipped (no device or too
+// old a GPU). With GPU100_REQUIRE_GPU=1, no device is exit 1.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gpu100/bench.h"
+#include "gpu100/device.h"
+#include "gpu100/report.h"
+
+#ifndef GPU100_DAY
+#define GPU100_DAY "day000"
+#endif
+#ifndef GPU100_TOPIC
+#define GPU100_TOPIC "unnamed"
+#endif
+#ifndef GPU100_SOURCE_HASH
+#define GPU100_SOURCE_HASH "unknown"
+#endif
+
+namespace gpu100 {
+
+enum ExitCode : int { kPass = 0, kFail = 1, kUsage = 2, kSkip = 77 };
+
+class Cli {
+ public:
+  // Day, topic and source hash come from the build (gpu100_day() defines them per program).
+  explicit Cli(std::string description)
+      : Cli(std::move(description), GPU100_DAY, GPU100_TOPIC, GPU100_SOURCE_HASH) {}
+  Cli(std::string description, std::string day, std::string topic, std::string source_hash);
+  ~Cli();
+  Cli(const Cli&) = delete;
+  Cli& operator=(const Cli&) = delete;
+
+  // A positive size (elements, rows, ...). --quick sets it to quick_value unless it was given.
+  void size(const std::string& name, int64_t& value, int64_t quick_value, const std::string& help,
+            int64_t max_value = int64_t(1) << 40);
+  void option(const std::string& name, int& value, const std::string& help, int min_value,
+              int max_value);
+  void option(const std::string& name, double& value, const std::string& help, double min_value,
+              double max_value);
+  void option(const std::string& name, std::string& value, const std::vector<std::string>& choices,
+              const std::string& help);
+  void flag(const std::string& name, bool& value, const std::string& help);
+  // The kernel versions; --kernel a,b selects some (all by default).
+  void kernels(std::vector<std::string> names);
+  // Device memory the run needs at the parsed sizes (bytes, as a double so it cannot overflow).
+  // Checked against 1 TiB before looking for a device and against the device's memory after.
+  void device_bytes(std::function<double()> estimate);
+  // Minimum compute capability (e.g. 90); below it the program skips with exit 77.
+  void min_cc(int cc) { min_cc_ = cc; }
+  // Extra validation after parsing (relations between options); return "" when fine, else
+  // the message of the exit-2 error.
+  void validate(std::function<std::string()> check);
+
+  // Parses argv. Returns -1 to go on, or the exit code to return (0 for --help, 2 for errors,
+  // after printing one line "dayNNN: error: ..." to stderr).
+  int parse(int argc, const char* const* argv);
+
+  // After parse():
+  bool quick() const { return quick_; }
+  uint64_t seed() const { return seed_; }
+  int iters() const { return iters_; }
+  int warmup() const { return warmup_; }
+  const std::string& json_path() const { return json_; }
+  bool want(const std::string& kernel) const;       // selected by --kernel?
+  const std::vector<std::string>& kernel_names() const { return kernels_; }
+  const std::string& day() const { return day_; }
+  const std::string& topic() const { return topic_; }
+  const std::string& description() const { return description_; }
+  double estimated_device_bytes() const { return estimate_ ? estimate_() : 0.0; }
+  int required_cc() const { return min_cc_; }
+  int device_index() const;
+  const std::string& source_hash() const { return source_hash_; }
+  // "n=1000003 m=..." for the header line.
+  std::string sizes_string() const;
+  std::string error_line(const std::string& message) const;  // "dayNNN: error: message"
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  std::string day_, topic_, description_, source_hash_;
+  bool quick_ = false;
+  uint64_t seed_ = 42;
+  int iters_ = 20, warmup_ = 3;
+  std::string json_;
+  std::string kernel_arg_;
+  std::vector<std::string> kernels_, selected_;
+  std::function<double()> estimate_;
+  std::vector<std::function<std::string()>> validators_;
+  int min_cc_ = 0;
+};
+
+// What a day's body gets: the device, the selected options, the report and timing helpers.
+class Context {
+ public:
+  Context(const Cli& cli, DeviceInfo device, Report& report)
+      : cli_(cli), device_(std::move(device)), report_(report) {}
+  const DeviceInfo& device() const { return device_; }
+  const Cli& cli() const { return cli_; }
+  Report& report() { return report_; }
+  bool quick() const { return cli_.quick(); }
+  uint64_t seed() const { return cli_.seed(); }
+  bool want(const std::string& kernel) const { return cli_.want(kernel); }
+  BenchOptions bench_options(bool flush_l2 = true) const;
+  // Times fn with the --iters/--warmup of the command line.
+  Stats bench(const std::function<void(cudaStream_t)>& fn, bool flush_l2 = true) const;
+  // Measures the device-to-device copy of `bytes` and records it as the report's baseline.
+  CopyProbe copy_baseline(size_t bytes);
+
+ private:
+  const Cli& cli_;
+  DeviceInfo device_;
+  Report& report_;
+};
+
+// Parses, finds a device, runs body, prints the report, writes --json. Returns the exit code.
+int run(Cli& cli, int argc, char** argv, const std::function<void(Context&)>& body);
+
+// The no-device decision, separated for testing: returns kSkip or kFail.
+int no_device_exit_code(bool require_gpu);
+bool require_gpu_from_env();
+
+}  // namespace gpu100

@@ -1,0 +1,52 @@
+// The device a day runs on and its theoretical limits, computed from device attributes.
+// (CUDA 13 removed cudaDeviceProp::memoryClockRate and clockRate; the attributes remain.)
+#pragma once
+#include <cstddef>
+#include <string>
+
+namespace gpu100 {
+
+struct DeviceInfo {
+  int id = 0;
+  std::string name;
+  int cc_major = 0, cc_minor = 0;
+  int sm_count = 0;
+  int sm_clock_khz = 0;        // peak SM clock
+  int mem_clock_khz = 0;       // peak memory clock
+  int mem_bus_bits = 0;
+  size_t l2_bytes = 0;
+  size_t total_mem = 0, free_mem = 0;
+  int warp_size = 32;
+  int max_threads_per_block = 0, max_threads_per_sm = 0, max_blocks_per_sm = 0;
+  int regs_per_block = 0, regs_per_sm = 0;
+  size_t smem_per_block = 0, smem_per_block_optin = 0, smem_per_sm = 0;
+  int max_grid_x = 0;
+  bool cooperative_launch = false;
+  int driver_version = 0, runtime_version = 0;
+
+  int cc() const { return cc_major * 10 + cc_minor; }  // 90 for 9.0
+  std::string cc_string() const;                       // "9.0"
+  std::string driver_string() const;                    // "13.0"
+  std::string runtime_string() const;
+  double peak_dram_gbps() const;
+  double peak_fp32_tflops() const;
+  double peak_fp16_tensor_tflops() const;  // dense, fp32 accumulate; 0 when unknown
+};
+
+// Queries device `id` (current device when id < 0) and makes it current.
+DeviceInfo query_device(int id = -1);
+
+// --- limit formulas (host-only, unit-tested) ----------------------------------------------
+// DRAM is double data rate: two transfers per memory clock over the whole bus.
+double dram_gbps(int mem_clock_khz, int bus_bits);
+// FP32 lanes (CUDA cores) per SM for a compute capability; 0 when unknown.
+int fp32_lanes_per_sm(int cc_major, int cc_minor);
+// Dense FP16 tensor-core FLOPs per clock per SM (FMA = 2 FLOPs); 0 when unknown.
+int fp16_tensor_flops_per_clock_per_sm(int cc_major, int cc_minor);
+// FP32 peak: every lane issues one FMA (2 FLOPs) per clock.
+double fp32_tflops(int sm_count, int lanes_per_sm, int sm_clock_khz);
+
+// Version integers from cudaDriverGetVersion / cudaRuntimeGetVersion as "major.minor".
+std::string cuda_version_string(int version);
+
+}  // namespace gpu100

@@ -1,0 +1,93 @@
+// The report a day prints (one table) and writes with --json (same numbers + provenance).
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpu100/bench.h"
+#include "gpu100/verify.h"
+
+namespace gpu100 {
+
+struct DeviceInfo;
+
+// A table cell: text to print, and the number behind it (if any) for the JSON.
+struct Cell {
+  std::string text;
+  std::optional<double> number;
+  Cell(const char* s) : text(s) {}
+  Cell(std::string s) : text(std::move(s)) {}
+  Cell(double v);
+  Cell(int v);
+  Cell(long v);
+  Cell(long long v);
+  Cell(unsigned long v);
+  Cell(unsigned long long v);
+};
+
+// A free-form table (sweeps, property lists). Printed after the main table, saved under
+// "tables" in the JSON so scripts/plot.py can draw it.
+struct Table {
+  std::string title;
+  std::vector<std::string> columns;
+  std::vector<std::vector<Cell>> rows;
+  void add_row(std::vector<Cell> row) { rows.push_back(std::move(row)); }
+};
+
+struct VersionResult {
+  std::string name;
+  Stats time;            // invalid (samples 0) for versions that are only checked
+  double rate = 0;       // in the report's unit
+  CheckResult check;
+};
+
+class Report {
+ public:
+  Report(std::string day, std::string topic);
+
+  // The problem size and shape, e.g. problem("n", n). Shown in the header and in the JSON.
+  void problem(const std::string& key, double value);
+  void problem(const std::string& key, const std::string& value);
+  // What rates are measured in ("GB/s", "TFLOP/s", ...) and the device limit they are a fraction
+  // of (kind e.g. "dram_gbps", value in the same unit, label e.g. "HBM peak").
+  void unit(const std::string& unit) { unit_ = unit; }
+  void limit(const std::string& kind, double value, const std::string& label);
+  // The vendor/baseline measurement of the same run; "x baseline" divides by its rate.
+  void baseline(const std::string& name, const Stats& time, double rate);
+  // One kernel version: its time, rate and check.
+  void add(const std::string& name, const Stats& time, double rate, const CheckResult& check);
+  // A version that is checked but not timed (property tables, device queries).
+  void add_check(const std::string& name, const CheckResult& check);
+  void note(const std::string& line) { notes_.push_back(line); }
+  void table(Table t) { tables_.push_back(std::move(t)); }
+
+  // Overall status: every version passed and there was at least one.
+  bool passed() const;
+  // Prints the table and the final "dayNNN topic: PASS|FAIL" line to stdout.
+  void print() const;
+  // The JSON document (see DESIGN.md); device may be null (unit tests).
+  std::string json(const DeviceInfo* device) const;
+  const std::vector<VersionResult>& versions() const { return versions_; }
+  const std::string& day() const { return day_; }
+  const std::string& topic() const { return topic_; }
+
+  std::string source_hash = "unknown";
+  std::string commit = "unknown";
+
+ private:
+  std::string day_, topic_, unit_ = "GB/s";
+  std::vector<std::pair<std::string, std::string>> problem_text_;
+  std::vector<std::pair<std::string, double>> problem_num_;
+  std::vector<std::string> problem_order_;
+  std::string limit_kind_, limit_label_;
+  double limit_value_ = 0;
+  std::optional<VersionResult> baseline_;
+  std::vector<VersionResult> versions_;
+  std::vector<std::string> notes_;
+  std::vector<Table> tables_;
+};
+
+// Prints a Table to stdout with aligned columns.
+void print_table(const Table& t);
+
+}  // namespace gpu100

@@ -1,0 +1,125 @@
+// Comparing a GPU result with the CPU reference.
+//
+// Floating point: pass when every value is finite, the relative L2 error
+// ||gpu - ref|| / ||ref|| is at most tol.rel_l2, and the largest absolute difference is at most
+// tol.max_abs_rel * max|ref| (so the bound scales with the data). Exact mode (integers,
+// bit-exact kernels): pass only when every element is equal. NaN or Inf never passes.
+#pragma once
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace gpu100 {
+
+struct Tolerance {
+  double rel_l2 = 0;
+  double max_abs_rel = 0;
+  bool exact = false;
+  const char* name = "exact";
+
+  static constexpr Tolerance Exact() { return {0, 0, true, "exact"}; }
+  static constexpr Tolerance FP64() { return {1e-12, 1e-10, false, "fp64"}; }
+  static constexpr Tolerance FP32() { return {1e-5, 1e-4, false, "fp32"}; }
+  static constexpr Tolerance TF32() { return {1e-3, 1e-2, false, "tf32"}; }
+  static constexpr Tolerance FP16() { return {1e-2, 5e-2, false, "fp16"}; }
+  static constexpr Tolerance BF16() { return {2e-2, 1e-1, false, "bf16"}; }
+  static constexpr Tolerance Custom(double rel_l2, double max_abs_rel) {
+    return {rel_l2, max_abs_rel, false, "custom"};
+  }
+};
+
+struct CheckResult {
+  bool pass = false;
+  bool checked = false;        // false: nothing was compared (a version that only reports)
+  double rel_err = 0;          // ||gpu - ref||_2 / ||ref||_2 (mismatch fraction in exact mode)
+  double max_abs_err = 0;
+  double max_ref = 0;          // max |ref|
+  int64_t count = 0;           // elements compared
+  int64_t nonfinite = 0;       // NaN/Inf in the GPU result
+  int64_t mismatches = 0;      // exact mode: unequal elements
+  int64_t worst_index = -1;    // index of the largest absolute error (first mismatch when exact)
+  double worst_got = 0, worst_ref = 0;
+  std::string tolerance;       // the tolerance's name
+  std::string describe() const;  // one line: why it passed or failed
+};
+
+// Accumulates errors element by element; works for full and sampled comparisons.
+class ErrorStats {
+ public:
+  explicit ErrorStats(Tolerance tol) : tol_(tol) {}
+  void add(double got, double ref, int64_t index);
+  CheckResult finish() const;
+
+ private:
+  Tolerance tol_;
+  double diff2_ = 0, ref2_ = 0, max_abs_ = 0, max_ref_ = 0, worst_got_ = 0, worst_ref_ = 0;
+  int64_t count_ = 0, nonfinite_ = 0, mismatches_ = 0, worst_ = -1;
+};
+
+template <class T>
+inline double to_double(const T& x) {
+  return static_cast<double>(static_cast<float>(x));  // works for __half / __nv_bfloat16 too
+}
+inline double to_double(double x) { return x; }
+inline double to_double(int64_t x) { return static_cast<double>(x); }
+inline double to_double(uint64_t x) { return static_cast<double>(x); }
+inline double to_double(int32_t x) { return x; }
+inline double to_double(uint32_t x) { return x; }
+
+// Compare n elements of got (GPU) with ref (CPU reference).
+template <class G, class R>
+CheckResult compare(const G* got, const R* ref, size_t n, Tolerance tol) {
+  ErrorStats s(tol);
+  for (size_t i = 0; i < n; ++i) s.add(to_double(got[i]), to_double(ref[i]), int64_t(i));
+  return s.finish();
+}
+template <class VG, class VR>
+CheckResult compare(const VG& got, const VR& ref, Tolerance tol) {
+  if (got.size() != ref.size()) {
+    CheckResult r;
+    r.checked = true;
+    r.tolerance = "size mismatch";
+    return r;
+  }
+  return compare(got.data(), ref.data(), got.size(), tol);
+}
+
+// Exact comparison with operator== (integers of any width, bytes, bit patterns).
+template <class T>
+CheckResult compare_exact(const T* got, const T* ref, size_t n) {
+  CheckResult r;
+  r.checked = true;
+  r.tolerance = "exact";
+  r.count = int64_t(n);
+  for (size_t i = 0; i < n; ++i) {
+    if (!(got[i] == ref[i])) {
+      if (r.mismatches == 0) {
+        r.worst_index = int64_t(i);
+        r.worst_got = to_double(got[i]);
+        r.worst_ref = to_double(ref[i]);
+      }
+      ++r.mismatches;
+    }
+  }
+  r.rel_err = n ? double(r.mismatches) / double(n) : 0.0;
+  r.max_abs_err = r.mismatches ? std::fabs(r.worst_got - r.worst_ref) : 0.0;
+  r.pass = r.mismatches == 0 && n > 0;
+  return r;
+}
+template <class V>
+CheckResult compare_exact(const V& got, const V& ref) {
+  if (got.size() != ref.size()) {
+    CheckResult r;
+    r.checked = true;
+    r.tolerance = "size mismatch";
+    return r;
+  }
+  return compare_exact(got.data(), ref.data(), got.size());
+}
+
+// Combines two results (e.g. an output and a second output of the same kernel): passes only if
+// both pass; errors are the worse of the two.
+CheckResult combine(const CheckResult& a, const CheckResult& b);
+
+}  // namespace gpu100

@@ -1,0 +1,100 @@
+#include "gpu100/bench.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include "gpu100/buffer.h"
+#include "gpu100/check.h"
+
+namespace gpu100 {
+
+Stats summarize(std::vector<double> v) {
+  Stats s;
+  if (v.empty()) return s;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  s.samples = int(n);
+  s.min_ms = v.front();
+  s.max_ms = v.back();
+  s.median_ms = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+  s.mean_ms = std::accumulate(v.begin(), v.end(), 0.0) / double(n);
+  return s;
+}
+
+namespace {
+
+// Writing a buffer twice the size of L2 evicts whatever the previous run left there, so every
+// timed run starts from DRAM, the way a kernel inside a real program usually does.
+class L2Flusher {
+ public:
+  void flush(cudaStream_t stream) {
+    if (!buffer_.size()) {
+      int dev = 0, l2 = 0;
+      CUDA_CHECK(cudaGetDevice(&dev));
+      CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
+      buffer_ = DeviceBuffer<unsigned char>(std::max<size_t>(2 * size_t(l2), 1 << 20));
+    }
+    CUDA_CHECK(cudaMemsetAsync(buffer_.data(), value_++, buffer_.bytes(), stream));
+  }
+
+ private:
+  DeviceBuffer<unsigned char> buffer_;
+  int value_ = 0;
+};
+
+class EventPair {
+ public:
+  EventPair() {
+    CUDA_CHECK(cudaEventCreate(&start));
+    CUDA_CHECK(cudaEventCreate(&stop));
+  }
+  ~EventPair() {
+    cudaEventDestroy(start);
+    cudaEventDestroy(stop);
+  }
+  EventPair(const EventPair&) = delete;
+  EventPair& operator=(const EventPair&) = delete;
+  cudaEvent_t start{}, stop{};
+};
+
+}  // namespace
+
+Stats benchmark(const std::function<void(cudaStream_t)>& fn, const BenchOptions& o) {
+  static L2Flusher flusher;
+  for (int i = 0; i < o.warmup; ++i) fn(o.stream);
+  CUDA_CHECK(cudaGetLastError());
+  CUDA_CHECK(cudaStreamSynchronize(o.stream));
+  const int iters = std::max(1, o.iters);
+  const size_t count = size_t(iters);
+  std::vector<EventPair> events(count);
+  for (int i = 0; i < iters; ++i) {
+    if (o.flush_l2) flusher.flush(o.stream);
+    CUDA_CHECK(cudaEventRecord(events[size_t(i)].start, o.stream));
+    fn(o.stream);
+    CUDA_CHECK(cudaEventRecord(events[size_t(i)].stop, o.stream));
+  }
+  CUDA_CHECK(cudaGetLastError());
+  CUDA_CHECK(cudaStreamSynchronize(o.stream));
+  std::vector<double> ms(count);
+  for (int i = 0; i < iters; ++i) {
+    float t = 0;
+    CUDA_CHECK(cudaEventElapsedTime(&t, events[size_t(i)].start, events[size_t(i)].stop));
+    ms[size_t(i)] = t;
+  }
+  return summarize(std::move(ms));
+}
+
+CopyProbe measure_copy_bandwidth(size_t bytes, const BenchOptions& options) {
+  DeviceBuffer<unsigned char> src(bytes), dst(bytes);
+  CUDA_CHECK(cudaMemset(src.data(), 1, bytes));
+  CopyProbe p;
+  p.time = benchmark(
+      [&](cudaStream_t s) {
+        CUDA_CHECK(cudaMemcpyAsync(dst.data(), src.data(), bytes, cudaMemcpyDeviceToDevice, s));
+      },
+      options);
+  p.gbps = gbps(2.0 * double(bytes), p.time.median_ms);
+  return p;
+}
+
+}  // namespace gpu100

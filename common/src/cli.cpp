@@ -1,0 +1,287 @@
+#include "gpu100/cli.h"
+
+#include <CLI/CLI.hpp>
+#include <cuda_runtime.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "gpu100/check.h"
+
+#ifndef GPU100_CONFIGURE_COMMIT
+#define GPU100_CONFIGURE_COMMIT "unknown"
+#endif
+
+namespace gpu100 {
+
+namespace {
+constexpr double kMaxBytes = 1024.0 * 1024 * 1024 * 1024;  // 1 TiB: more than any single GPU
+
+std::string one_line(std::string s) {
+  std::replace(s.begin(), s.end(), '\n', ' ');
+  while (!s.empty() && s.back() == ' ') s.pop_back();
+  return s;
+}
+
+std::string gib(double bytes) { return fmt::format("{:.2f} GiB", bytes / (1024.0 * 1024 * 1024)); }
+}  // namespace
+
+struct SizeOption {
+  std::string name;
+  int64_t* target;
+  int64_t quick;
+  int64_t max;
+  int64_t raw = 0;
+  CLI::Option* opt = nullptr;
+};
+
+struct Cli::Impl {
+  CLI::App app;
+  std::vector<std::unique_ptr<SizeOption>> sizes;
+  std::vector<std::function<std::string()>> range_checks;
+  int device = 0;
+};
+
+Cli::Cli(std::string description, std::string day, std::string topic, std::string source_hash)
+    : impl_(std::make_unique<Impl>()),
+      day_(std::move(day)),
+      topic_(std::move(topic)),
+      description_(std::move(description)),
+      source_hash_(std::move(source_hash)) {
+  auto& app = impl_->app;
+  app.name(day_);
+  app.description(day_ + " " + topic_ + ": " + description_);
+  app.add_flag("--quick", quick_, "small, odd sizes (what ctest runs)");
+  app.add_option("--iters", iters_, "timed repetitions; the median is reported")
+      ->check(CLI::Range(1, 1000000));
+  app.add_option("--warmup", warmup_, "untimed runs before timing")->check(CLI::Range(0, 100000));
+  app.add_option("--seed", seed_, "seed of the random inputs");
+  app.add_option("--json", json_, "write the results as JSON to this file");
+  app.add_option("--device", impl_->device, "CUDA device index")->check(CLI::Range(0, 1023));
+}
+
+Cli::~Cli() = default;
+
+void Cli::size(const std::string& name, int64_t& value, int64_t quick_value,
+               const std::string& help, int64_t max_value) {
+  auto s = std::make_unique<SizeOption>(SizeOption{name, &value, quick_value, max_value});
+  s->raw = value;
+  s->opt = impl_->app.add_option("--" + name, s->raw,
+                                 fmt::format("{} (default {}, --quick {})", help, value, quick_value));
+  impl_->sizes.push_back(std::move(s));
+}
+
+void Cli::option(const std::string& name, int& value, const std::string& help, int lo, int hi) {
+  impl_->app.add_option("--" + name, value, fmt::format("{} (default {})", help, value));
+  impl_->range_checks.push_back([&value, name, lo, hi]() -> std::string {
+    if (value < lo || value > hi)
+      return fmt::format("--{} must be between {} and {} (got {})", name, lo, hi, value);
+    return "";
+  });
+}
+
+void Cli::option(const std::string& name, double& value, const std::string& help, double lo,
+                 double hi) {
+  impl_->app.add_option("--" + name, value, fmt::format("{} (default {})", help, value));
+  impl_->range_checks.push_back([&value, name, lo, hi]() -> std::string {
+    if (!(value >= lo && value <= hi))
+      return fmt::format("--{} must be between {} and {} (got {})", name, lo, hi, value);
+    return "";
+  });
+}
+
+void Cli::option(const std::string& name, std::string& value,
+                 const std::vector<std::string>& choices, const std::string& help) {
+  impl_->app.add_option("--" + name, value,
+                        fmt::format("{} (one of {}; default {})", help, fmt::join(choices, ", "),
+                                    value));
+  impl_->range_checks.push_back([&value, name, choices]() -> std::string {
+    if (std::find(choices.begin(), choices.end(), value) == choices.end())
+      return fmt::format("--{} must be one of {} (got '{}')", name, fmt::join(choices, ", "), value);
+    return "";
+  });
+}
+
+void Cli::flag(const std::string& name, bool& value, const std::string& help) {
+  impl_->app.add_flag("--" + name, value, help);
+}
+
+void Cli::kernels(std::vector<std::string> names) {
+  kernels_ = std::move(names);
+  impl_->app.add_option("--kernel", kernel_arg_,
+                        fmt::format("comma-separated versions to run: {} (default: all)",
+                                    fmt::join(kernels_, ", ")));
+}
+
+void Cli::device_bytes(std::function<double()> estimate) { estimate_ = std::move(estimate); }
+void Cli::validate(std::function<std::string()> check) { validators_.push_back(std::move(check)); }
+
+std::string Cli::error_line(const std::string& message) const {
+  return fmt::format("{}: error: {}", day_, one_line(message));
+}
+
+int Cli::parse(int argc, const char* const* argv) {
+  auto fail = [&](const std::string& message) {
+    fmt::print(stderr, "{} (see --help)\n", error_line(message));
+    return int(kUsage);
+  };
+  try {
+    impl_->app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    impl_->app.exit(e);
+    return kPass;
+  } catch (const CLI::CallForAllHelp& e) {
+    impl_->app.exit(e);
+    return kPass;
+  } catch (const CLI::ParseError& e) {
+    return fail(e.what());
+  }
+  for (auto& s : impl_->sizes) {
+    if (s->opt->count() == 0 && quick_) s->raw = s->quick;
+    if (s->raw < 1)
+      return fail(fmt::format("--{} must be a positive integer (got {})", s->name, s->raw));
+    if (s->raw > s->max)
+      return fail(fmt::format("--{} = {} is larger than the maximum {}", s->name, s->raw, s->max));
+    *s->target = s->raw;
+  }
+  for (auto& check : impl_->range_checks)
+    if (auto m = check(); !m.empty()) return fail(m);
+  selected_.clear();
+  if (!kernel_arg_.empty()) {
+    std::stringstream ss(kernel_arg_);
+    std::string k;
+    while (std::getline(ss, k, ',')) {
+      if (k.empty()) continue;
+      if (std::find(kernels_.begin(), kernels_.end(), k) == kernels_.end())
+        return fail(fmt::format("unknown kernel '{}'; this day has: {}", k, fmt::join(kernels_, ", ")));
+      selected_.push_back(k);
+    }
+    if (selected_.empty()) return fail("--kernel names no kernel");
+  }
+  for (auto& v : validators_)
+    if (auto m = v(); !m.empty()) return fail(m);
+  if (estimate_) {
+    const double need = estimate_();
+    if (!(need <= kMaxBytes))
+      return fail(fmt::format("these sizes need {} of device memory, more than any GPU has",
+                              gib(need)));
+  }
+  return -1;
+}
+
+bool Cli::want(const std::string& kernel) const {
+  return selected_.empty() || std::find(selected_.begin(), selected_.end(), kernel) != selected_.end();
+}
+
+std::string Cli::sizes_string() const {
+  std::string s;
+  for (auto& o : impl_->sizes) s += fmt::format("{}{}={}", s.empty() ? "" : " ", o->name, *o->target);
+  return s;
+}
+
+int Cli::device_index() const { return impl_->device; }
+
+BenchOptions Context::bench_options(bool flush_l2) const {
+  BenchOptions o;
+  o.iters = cli_.iters();
+  o.warmup = cli_.warmup();
+  o.flush_l2 = flush_l2;
+  return o;
+}
+
+Stats Context::bench(const std::function<void(cudaStream_t)>& fn, bool flush_l2) const {
+  return benchmark(fn, bench_options(flush_l2));
+}
+
+CopyProbe Context::copy_baseline(size_t bytes) {
+  CopyProbe p = measure_copy_bandwidth(bytes, bench_options(true));
+  report_.baseline("copy", p.time, p.gbps);
+  return p;
+}
+
+bool require_gpu_from_env() {
+  const char* v = std::getenv("GPU100_REQUIRE_GPU");
+  return v && *v && std::string(v) != "0";
+}
+
+int no_device_exit_code(bool require_gpu) { return require_gpu ? kFail : kSkip; }
+
+int run(Cli& cli, int argc, char** argv, const std::function<void(Context&)>& body) {
+  if (int rc = cli.parse(argc, argv); rc >= 0) return rc;
+
+  int count = 0;
+  cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess || count == 0) {
+    const std::string reason =
+        e != cudaSuccess ? fmt::format("cudaGetDeviceCount: {}", cudaGetErrorName(e))
+                         : std::string("no devices visible");
+    cudaGetLastError();
+    const bool require = require_gpu_from_env();
+    if (require) {
+      fmt::print(stderr, "{}\n",
+                 cli.error_line(fmt::format("no CUDA device ({}); GPU100_REQUIRE_GPU=1 makes this "
+                                            "a failure", reason)));
+    } else {
+      fmt::print("SKIP: no CUDA device ({})\n", reason);
+    }
+    return no_device_exit_code(require);
+  }
+  if (cli.device_index() >= count) {
+    fmt::print(stderr, "{} (see --help)\n",
+               cli.error_line(fmt::format("--device {} but only {} device(s)", cli.device_index(), count)));
+    return kUsage;
+  }
+
+  Report report(cli.day(), cli.topic());
+  report.source_hash = cli.source_hash();
+  const char* commit = std::getenv("GPU100_COMMIT");
+  report.commit = commit && *commit ? commit : GPU100_CONFIGURE_COMMIT;
+  try {
+    DeviceInfo dev = query_device(cli.device_index());
+    if (cli.required_cc() > 0 && dev.cc() < cli.required_cc()) {
+      fmt::print("SKIP: {} needs compute capability {}.{}; {} is {}\n", cli.day(),
+                 cli.required_cc() / 10, cli.required_cc() % 10, dev.name, dev.cc_string());
+      return kSkip;
+    }
+    const double need = cli.estimated_device_bytes();
+    if (need > 0.95 * double(dev.free_mem)) {
+      fmt::print(stderr, "{} (see --help)\n",
+                 cli.error_line(fmt::format("these sizes need {} of device memory; {} has {} free",
+                                            gib(need), dev.name, gib(double(dev.free_mem)))));
+      return kUsage;
+    }
+    fmt::print("{} {}: {}\n", cli.day(), cli.topic(), cli.description());
+    fmt::print("device: {} (cc {}, {} SMs, {:.0f} MHz, {}, L2 {} MiB, driver {}, runtime {})\n",
+               dev.name, dev.cc_string(), dev.sm_count, dev.sm_clock_khz / 1e3,
+               gib(double(dev.total_mem)), dev.l2_bytes >> 20, dev.driver_string(),
+               dev.runtime_string());
+    fmt::print("problem: {}{}; timing: median of {} runs after {} warm-up\n\n",
+               cli.sizes_string(), cli.quick() ? " (--quick)" : "", cli.iters(), cli.warmup());
+    Context ctx(cli, dev, report);
+    body(ctx);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    report.print();
+    if (!cli.json_path().empty()) {
+      std::ofstream out(cli.json_path());
+      out << report.json(&dev) << "\n";
+      if (!out) {
+        fmt::print(stderr, "{}\n", cli.error_line("cannot write " + cli.json_path()));
+        return kFail;
+      }
+    }
+  } catch (const CudaError& err) {
+    fmt::print(stderr, "{}: CUDA error: {}\n", cli.day(), err.what());
+    fmt::print("{} {}: FAIL\n", cli.day(), cli.topic());
+    return kFail;
+  } catch (const std::exception& err) {
+    fmt::print(stderr, "{}: error: {}\n", cli.day(), err.what());
+    fmt::print("{} {}: FAIL\n", cli.day(), cli.topic());
+    return kFail;
+  }
+  return report.passed() ? kPass : kFail;
+}
+
+}  // namespace gpu100

@@ -1,0 +1,238 @@
+#include "gpu100/report.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <ctime>
+#include <nlohmann/json.hpp>
+
+#include "gpu100/device.h"
+
+namespace gpu100 {
+
+namespace {
+
+std::string num(double v) {
+  if (!std::isfinite(v)) return "-";
+  const double a = std::fabs(v);
+  if (a == 0) return "0";
+  if (a >= 1e5 || a < 1e-3) return fmt::format("{:.3e}", v);
+  if (a >= 100) return fmt::format("{:.1f}", v);
+  if (a >= 1) return fmt::format("{:.3f}", v);
+  return fmt::format("{:.4f}", v);
+}
+
+std::string err(double v) { return fmt::format("{:.1e}", v); }
+
+// NaN and Inf are not JSON; they become null.
+nlohmann::ordered_json jnum(double v) {
+  return std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json(nullptr);
+}
+
+std::string iso_date() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+}  // namespace
+
+Cell::Cell(double v) : text(num(v)), number(v) {}
+Cell::Cell(int v) : text(std::to_string(v)), number(double(v)) {}
+Cell::Cell(long v) : text(std::to_string(v)), number(double(v)) {}
+Cell::Cell(long long v) : text(std::to_string(v)), number(double(v)) {}
+Cell::Cell(unsigned long v) : text(std::to_string(v)), number(double(v)) {}
+Cell::Cell(unsigned long long v) : text(std::to_string(v)), number(double(v)) {}
+
+Report::Report(std::string day, std::string topic) : day_(std::move(day)), topic_(std::move(topic)) {}
+
+void Report::problem(const std::string& key, double value) {
+  problem_num_.emplace_back(key, value);
+  problem_order_.push_back(key);
+}
+void Report::problem(const std::string& key, const std::string& value) {
+  problem_text_.emplace_back(key, value);
+  problem_order_.push_back(key);
+}
+void Report::limit(const std::string& kind, double value, const std::string& label) {
+  limit_kind_ = kind;
+  limit_value_ = value;
+  limit_label_ = label;
+}
+void Report::baseline(const std::string& name, const Stats& time, double rate) {
+  baseline_ = VersionResult{name, time, rate, {}};
+}
+void Report::add(const std::string& name, const Stats& time, double rate, const CheckResult& c) {
+  versions_.push_back(VersionResult{name, time, rate, c});
+}
+void Report::add_check(const std::string& name, const CheckResult& c) {
+  versions_.push_back(VersionResult{name, Stats{}, 0.0, c});
+}
+
+bool Report::passed() const {
+  if (versions_.empty()) return false;
+  return std::all_of(versions_.begin(), versions_.end(),
+                     [](const VersionResult& v) { return v.check.checked && v.check.pass; });
+}
+
+void print_table(const Table& t) {
+  std::vector<size_t> width(t.columns.size());
+  for (size_t c = 0; c < t.columns.size(); ++c) width[c] = t.columns[c].size();
+  for (const auto& row : t.rows)
+    for (size_t c = 0; c < row.size() && c < width.size(); ++c)
+      width[c] = std::max(width[c], row[c].text.size());
+  if (!t.title.empty()) fmt::print("\n{}\n", t.title);
+  auto line = [&](const std::vector<std::string>& cells) {
+    std::string s;
+    for (size_t c = 0; c < width.size(); ++c) {
+      const std::string& x = c < cells.size() ? cells[c] : std::string();
+      s += c == 0 ? fmt::format("{:<{}}", x, width[c]) : fmt::format(" | {:>{}}", x, width[c]);
+    }
+    fmt::print("{}\n", s);
+  };
+  line(t.columns);
+  size_t total = 0;
+  for (size_t w : width) total += w + 3;
+  fmt::print("{}\n", std::string(total > 3 ? total - 3 : 0, '-'));
+  for (const auto& row : t.rows) {
+    std::vector<std::string> cells;
+    for (const auto& c : row) cells.push_back(c.text);
+    line(cells);
+  }
+}
+
+void Report::print() const {
+  const bool have_limit = limit_value_ > 0;
+  const bool have_base = baseline_ && baseline_->rate > 0;
+  Table t;
+  t.columns = {"version", "median ms", "min ms", "max ms", unit_};
+  if (have_limit) t.columns.push_back("% " + limit_label_);
+  if (have_base) t.columns.push_back("x " + baseline_->name);
+  for (const char* c : {"rel err", "max abs err", "check"}) t.columns.push_back(c);
+
+  auto row = [&](const VersionResult& v, bool is_base) {
+    std::vector<Cell> r;
+    r.push_back(is_base ? "[baseline] " + v.name : v.name);
+    if (v.time.valid()) {
+      r.push_back(num(v.time.median_ms));
+      r.push_back(num(v.time.min_ms));
+      r.push_back(num(v.time.max_ms));
+      r.push_back(num(v.rate));
+    } else {
+      for (int i = 0; i < 4; ++i) r.push_back("-");
+    }
+    if (have_limit) r.push_back(v.time.valid() ? num(100.0 * v.rate / limit_value_) : "-");
+    if (have_base) r.push_back(v.time.valid() ? num(v.rate / baseline_->rate) : "-");
+    if (is_base || !v.check.checked) {
+      r.push_back("-");
+      r.push_back("-");
+      r.push_back(is_base ? "" : "not checked");
+    } else {
+      r.push_back(v.check.tolerance == "exact" ? std::to_string(v.check.mismatches) + " diff"
+                                               : err(v.check.rel_err));
+      r.push_back(err(v.check.max_abs_err));
+      r.push_back(v.check.pass ? "PASS" : "FAIL");
+    }
+    t.add_row(std::move(r));
+  };
+  if (baseline_) row(*baseline_, true);
+  for (const auto& v : versions_) row(v, false);
+  print_table(t);
+  if (have_limit)
+    fmt::print("limit: {} = {} {} (theoretical, from device attributes)\n", limit_label_,
+               num(limit_value_), unit_);
+  if (baseline_)
+    fmt::print("baseline: {} measured in this run: {} ms, {} {}\n", baseline_->name,
+               num(baseline_->time.median_ms), num(baseline_->rate), unit_);
+  for (const auto& v : versions_)
+    if (v.check.checked && !v.check.pass) fmt::print("{}: {}\n", v.name, v.check.describe());
+  for (const auto& n : notes_) fmt::print("note: {}\n", n);
+  for (const auto& tab : tables_) print_table(tab);
+  fmt::print("{} {}: {}\n", day_, topic_, passed() ? "PASS" : "FAIL");
+}
+
+std::string Report::json(const DeviceInfo* device) const {
+  using J = nlohmann::ordered_json;
+  J j;
+  j["day"] = day_;
+  j["topic"] = topic_;
+  j["status"] = passed() ? "PASS" : "FAIL";
+  j["source_hash"] = source_hash;
+  j["commit"] = commit;
+  if (device) {
+    j["device"] = {{"name", device->name},
+                   {"cc", device->cc_string()},
+                   {"driver", device->driver_string()},
+                   {"runtime", device->runtime_string()},
+                   {"sm_count", device->sm_count},
+                   {"sm_clock_mhz", device->sm_clock_khz / 1000.0},
+                   {"l2_bytes", device->l2_bytes},
+                   {"dram_gbps", jnum(device->peak_dram_gbps())},
+                   {"fp32_tflops", jnum(device->peak_fp32_tflops())}};
+  }
+  j["date"] = iso_date();
+  J problem = J::object();
+  for (const auto& key : problem_order_) {
+    for (const auto& [k, v] : problem_num_)
+      if (k == key) problem[k] = jnum(v);
+    for (const auto& [k, v] : problem_text_)
+      if (k == key) problem[k] = v;
+  }
+  j["problem"] = problem;
+  j["unit"] = unit_;
+  if (limit_value_ > 0)
+    j["limit"] = {{"kind", limit_kind_}, {"label", limit_label_}, {"value", limit_value_}};
+  else
+    j["limit"] = nullptr;
+  const double base_rate = baseline_ ? baseline_->rate : 0.0;
+  J versions = J::array();
+  for (const auto& v : versions_) {
+    J x;
+    x["name"] = v.name;
+    x["status"] = !v.check.checked ? "UNCHECKED" : (v.check.pass ? "PASS" : "FAIL");
+    if (v.time.valid()) {
+      x["median_ms"] = jnum(v.time.median_ms);
+      x["min_ms"] = jnum(v.time.min_ms);
+      x["max_ms"] = jnum(v.time.max_ms);
+      x["samples"] = v.time.samples;
+      x["rate"] = jnum(v.rate);
+      x["unit"] = unit_;
+      x["pct_of_limit"] = limit_value_ > 0 ? jnum(100.0 * v.rate / limit_value_) : J(nullptr);
+      x["x_baseline"] = base_rate > 0 ? jnum(v.rate / base_rate) : J(nullptr);
+    }
+    x["rel_err"] = jnum(v.check.rel_err);
+    x["max_abs_err"] = jnum(v.check.max_abs_err);
+    x["check"] = v.check.describe();
+    versions.push_back(x);
+  }
+  j["versions"] = versions;
+  if (baseline_) {
+    j["baseline"] = {{"name", baseline_->name},
+                     {"median_ms", jnum(baseline_->time.median_ms)},
+                     {"min_ms", jnum(baseline_->time.min_ms)},
+                     {"max_ms", jnum(baseline_->time.max_ms)},
+                     {"rate", jnum(baseline_->rate)}};
+  } else {
+    j["baseline"] = nullptr;
+  }
+  j["notes"] = notes_;
+  J tables = J::array();
+  for (const auto& t : tables_) {
+    J rows = J::array();
+    for (const auto& r : t.rows) {
+      J row = J::array();
+      for (const auto& c : r) row.push_back(c.number ? jnum(*c.number) : J(c.text));
+      rows.push_back(row);
+    }
+    tables.push_back({{"title", t.title}, {"columns", t.columns}, {"rows", rows}});
+  }
+  j["tables"] = tables;
+  return j.dump(2);
+}
+
+}  // namespace gpu100

@@ -1,0 +1,89 @@
+#include "gpu100/verify.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace gpu100 {
+
+void ErrorStats::add(double got, double ref, int64_t index) {
+  ++count_;
+  auto remember = [&] {
+    worst_ = index;
+    worst_got_ = got;
+    worst_ref_ = ref;
+  };
+  if (!std::isfinite(got)) {
+    if (nonfinite_++ == 0) remember();  // the first NaN/Inf is what the message shows
+    return;
+  }
+  const double d = std::fabs(got - ref);
+  if (tol_.exact && got != ref && mismatches_++ == 0 && nonfinite_ == 0) remember();
+  diff2_ += d * d;
+  ref2_ += ref * ref;
+  max_ref_ = std::max(max_ref_, std::fabs(ref));
+  if (d > max_abs_ || count_ == 1) {
+    max_abs_ = std::max(max_abs_, d);
+    if (!tol_.exact && nonfinite_ == 0) remember();
+  }
+}
+
+CheckResult ErrorStats::finish() const {
+  CheckResult r;
+  r.checked = true;
+  r.tolerance = tol_.name;
+  r.count = count_;
+  r.nonfinite = nonfinite_;
+  r.mismatches = mismatches_;
+  r.max_abs_err = max_abs_;
+  r.max_ref = max_ref_;
+  r.worst_index = worst_;
+  r.worst_got = worst_got_;
+  r.worst_ref = worst_ref_;
+  if (tol_.exact) {
+    r.rel_err = count_ ? double(mismatches_ + nonfinite_) / double(count_) : 0.0;
+    r.pass = count_ > 0 && mismatches_ == 0 && nonfinite_ == 0;
+    return r;
+  }
+  // An all-zero reference makes the relative error meaningless; fall back to the absolute one.
+  r.rel_err = ref2_ > 0 ? std::sqrt(diff2_ / ref2_) : std::sqrt(diff2_);
+  const double abs_bound = tol_.max_abs_rel * std::max(max_ref_, 1e-30);
+  r.pass = count_ > 0 && nonfinite_ == 0 && r.rel_err <= tol_.rel_l2 &&
+           (max_abs_ <= abs_bound || max_abs_ == 0.0);
+  return r;
+}
+
+std::string CheckResult::describe() const {
+  if (!checked) return "not checked";
+  if (count == 0) return fmt::format("nothing compared ({})", tolerance);
+  if (nonfinite > 0)
+    return fmt::format("FAIL: {} of {} values are NaN/Inf (first at index {})", nonfinite, count,
+                       worst_index);
+  if (tolerance == "exact") {
+    if (pass) return fmt::format("all {} values equal", count);
+    return fmt::format("FAIL: {} of {} values differ; first at index {}: got {} expected {}",
+                       mismatches, count, worst_index, worst_got, worst_ref);
+  }
+  return fmt::format("{}: rel L2 error {:.2e}, max abs error {:.2e} (max |ref| {:.3g}) at index "
+                     "{} (got {:.7g} expected {:.7g}) over {} values [{}]",
+                     pass ? "ok" : "FAIL", rel_err, max_abs_err, max_ref, worst_index, worst_got,
+                     worst_ref, count, tolerance);
+}
+
+CheckResult combine(const CheckResult& a, const CheckResult& b) {
+  if (!a.checked) return b;
+  if (!b.checked) return a;
+  CheckResult r = a.max_abs_err >= b.max_abs_err ? a : b;
+  if (!a.pass) r = a;
+  else if (!b.pass) r = b;
+  r.pass = a.pass && b.pass;
+  r.rel_err = std::max(a.rel_err, b.rel_err);
+  r.max_abs_err = std::max(a.max_abs_err, b.max_abs_err);
+  r.count = a.count + b.count;
+  r.nonfinite = a.nonfinite + b.nonfinite;
+  r.mismatches = a.mismatches + b.mismatches;
+  return r;
+}
+
+}  // namespace gpu100

@@ -1,0 +1,112 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "gpu100/verify.h"
+
+using gpu100::compare;
+using gpu100::compare_exact;
+using gpu100::Tolerance;
+
+TEST(Verify, IdenticalFloatsPass) {
+  std::vector<float> a{1, 2, 3}, b{1, 2, 3};
+  auto r = compare(a, b, Tolerance::FP32());
+  EXPECT_TRUE(r.pass);
+  EXPECT_EQ(r.rel_err, 0.0);
+  EXPECT_EQ(r.count, 3);
+}
+
+TEST(Verify, SmallRelativeErrorPassesLargeFails) {
+  std::vector<double> ref(1000, 1.0);
+  std::vector<float> got(1000, 1.0f);
+  got[10] = 1.0f + 1e-6f;
+  EXPECT_TRUE(compare(got, ref, Tolerance::FP32()).pass);
+  got[10] = 1.1f;
+  auto r = compare(got, ref, Tolerance::FP32());
+  EXPECT_FALSE(r.pass);
+  EXPECT_EQ(r.worst_index, 10);
+  EXPECT_NEAR(r.max_abs_err, 0.1, 1e-6);
+}
+
+TEST(Verify, NanNeverPasses) {
+  std::vector<float> ref{1, 2, 3}, got{1, std::numeric_limits<float>::quiet_NaN(), 3};
+  auto r = compare(got, ref, Tolerance::Custom(1e30, 1e30));
+  EXPECT_FALSE(r.pass);
+  EXPECT_EQ(r.nonfinite, 1);
+  EXPECT_EQ(r.worst_index, 1);
+}
+
+TEST(Verify, InfNeverPasses) {
+  std::vector<float> ref{1, 2}, got{1, std::numeric_limits<float>::infinity()};
+  EXPECT_FALSE(compare(got, ref, Tolerance::FP16()).pass);
+}
+
+TEST(Verify, PoisonedOutputFails) {
+  // 0xFFFFFFFF is a NaN: an element the kernel never wrote is caught.
+  float poison;
+  unsigned bits = 0xFFFFFFFFu;
+  std::memcpy(&poison, &bits, sizeof poison);
+  std::vector<float> ref{0.5f, 0.25f}, got{0.5f, poison};
+  EXPECT_FALSE(compare(got, ref, Tolerance::FP32()).pass);
+}
+
+TEST(Verify, MaxAbsBoundScalesWithReference) {
+  // One element off by 1e-3 of max|ref| in 10^6: L2 error tiny, but max abs error too big.
+  std::vector<double> ref(1000000, 1000.0);
+  std::vector<double> got = ref;
+  got[5] += 1.0;
+  auto r = compare(got, ref, Tolerance::FP32());
+  EXPECT_LT(r.rel_err, 1e-5);
+  EXPECT_FALSE(r.pass);
+}
+
+TEST(Verify, TolerancesOrderedByPrecision) {
+  EXPECT_LT(Tolerance::FP32().rel_l2, Tolerance::TF32().rel_l2);
+  EXPECT_LT(Tolerance::TF32().rel_l2, Tolerance::FP16().rel_l2);
+  EXPECT_LE(Tolerance::FP16().rel_l2, Tolerance::BF16().rel_l2);
+}
+
+TEST(Verify, ExactModeCountsMismatches) {
+  std::vector<int> ref{1, 2, 3, 4}, got{1, 2, 5, 6};
+  auto r = compare_exact(got, ref);
+  EXPECT_FALSE(r.pass);
+  EXPECT_EQ(r.mismatches, 2);
+  EXPECT_EQ(r.worst_index, 2);
+  EXPECT_TRUE(compare_exact(ref, ref).pass);
+}
+
+TEST(Verify, ExactToleranceThroughErrorStats) {
+  std::vector<float> ref{1, 2}, got{1, 2.0000002f};
+  EXPECT_FALSE(compare(got, ref, Tolerance::Exact()).pass);
+  EXPECT_TRUE(compare(ref, ref, Tolerance::Exact()).pass);
+}
+
+TEST(Verify, EmptyComparisonDoesNotPass) {
+  std::vector<float> a;
+  EXPECT_FALSE(compare(a, a, Tolerance::FP32()).pass);
+  EXPECT_FALSE(compare_exact(a, a).pass);
+}
+
+TEST(Verify, SizeMismatchFails) {
+  std::vector<float> a{1, 2}, b{1};
+  EXPECT_FALSE(compare(a, b, Tolerance::FP32()).pass);
+}
+
+TEST(Verify, CombineFailsIfEitherFails) {
+  std::vector<float> ok{1, 2}, bad{1, 3};
+  auto good = compare(ok, ok, Tolerance::FP32());
+  auto wrong = compare(bad, ok, Tolerance::FP32());
+  EXPECT_FALSE(gpu100::combine(good, wrong).pass);
+  EXPECT_FALSE(gpu100::combine(wrong, good).pass);
+  EXPECT_TRUE(gpu100::combine(good, good).pass);
+}
+
+TEST(Verify, DescribeNamesTheFailure) {
+  std::vector<int> ref{1, 2, 3}, got{1, 9, 3};
+  auto text = compare_exact(got, ref).describe();
+  EXPECT_NE(text.find("FAIL"), std::string::npos);
+  EXPECT_NE(text.find("index 1"), std::string::npos);
+}

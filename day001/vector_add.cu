@@ -1,0 +1,108 @@
+// Day 001 - vector addition: c[i] = a[i] + b[i]
+//
+// The first kernel of the course, and already a lesson in memory bandwidth: each element costs
+// 12 bytes of DRAM traffic (two loads, one store) and one FLOP, so the only number that matters
+// is GB/s, compared with what a device-to-device cudaMemcpy achieves in the same run.
+//
+// Versions
+//   naive        one thread per element; the grid covers n exactly (ceil(n / 256) blocks).
+//   grid_stride  a fixed grid (a few blocks per SM) whose threads stride over the array by the
+//                grid size: one launch shape for every n, and no grid-size limit.
+//   float4       grid-stride over 16-byte vectors (ld.global.v4.f32): a quarter of the load and
+//                store instructions; the n % 4 leftover elements are handled by scalar code.
+//
+// Check: float addition is correctly rounded on both sides, so the GPU result must equal the CPU
+// loop bit for bit.
+//
+// Run:  build/bin/day001 [--n 134217731] [--kernel naive,float4] [--json out.json]
+#include <cstdio>
+#include <vector>
+
+#include "gpu100/gpu100.h"
+
+namespace {
+
+__global__ void add_naive(const float* __restrict__ a, const float* __restrict__ b,
+                          float* __restrict__ c, int64_t n) {
+  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) c[i] = a[i] + b[i];
+}
+
+__global__ void add_grid_stride(const float* __restrict__ a, const float* __restrict__ b,
+                                float* __restrict__ c, int64_t n) {
+  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride)
+    c[i] = a[i] + b[i];
+}
+
+// cudaMalloc returns 256-byte aligned pointers, so a, b and c can be read as float4.
+__global__ void add_float4(const float* __restrict__ a, const float* __restrict__ b,
+                           float* __restrict__ c, int64_t n) {
+  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+  const int64_t tid = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  const int64_t n4 = n / 4;
+  const float4* a4 = reinterpret_cast<const float4*>(a);
+  const float4* b4 = reinterpret_cast<const float4*>(b);
+  float4* c4 = reinterpret_cast<float4*>(c);
+  for (int64_t i = tid; i < n4; i += stride) {
+    const float4 x = a4[i], y = b4[i];
+    c4[i] = make_float4(x.x + y.x, x.y + y.y, x.z + y.z, x.w + y.w);
+  }
+  for (int64_t i = 4 * n4 + tid; i < n; i += stride) c[i] = a[i] + b[i];  // 0..3 leftovers
+}
+
+constexpr int kBlock = 256;
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  gpu100::Cli cli("c = a + b in fp32: naive, grid-stride and float4 kernels vs cudaMemcpy");
+  int64_t n = (int64_t(1) << 27) + 3;
+  cli.size("n", n, 1'000'003, "number of elements");
+  cli.kernels({"naive", "grid_stride", "float4"});
+  cli.device_bytes([&] { return 3.0 * double(n) * sizeof(float); });
+
+  return gpu100::run(cli, argc, argv, [&](gpu100::Context& ctx) {
+    auto& report = ctx.report();
+    report.problem("n", double(n));
+    report.unit("GB/s");
+    report.limit("dram_gbps", ctx.device().peak_dram_gbps(), "HBM peak");
+
+    const size_t count = size_t(n);
+    const auto a = gpu100::random_floats(count, ctx.seed(), -1.0f, 1.0f);
+    const auto b = gpu100::random_floats(count, ctx.seed() + 1, -1.0f, 1.0f);
+    std::vector<float> ref(count);
+    for (size_t i = 0; i < ref.size(); ++i) ref[i] = a[i] + b[i];
+
+    gpu100::DeviceBuffer<float> d_a(a), d_b(b), d_c(count);
+    const double bytes = 3.0 * double(n) * sizeof(float);
+    // Same traffic as the kernels: a copy of 1.5 n floats reads and writes 12 n bytes in total.
+    ctx.copy_baseline(size_t(1.5 * double(n) * sizeof(float)));
+
+    // A fixed grid for the grid-stride versions: enough resident blocks to fill every SM.
+    const unsigned stride_grid = unsigned(ctx.device().sm_count) * 8;
+    struct Version {
+      const char* name;
+      void (*kernel)(const float*, const float*, float*, int64_t);
+      unsigned grid;
+    };
+    const Version versions[] = {
+        {"naive", add_naive, gpu100::grid_for(n, kBlock)},
+        {"grid_stride", add_grid_stride, stride_grid},
+        {"float4", add_float4, stride_grid},
+    };
+    for (const auto& v : versions) {
+      if (!ctx.want(v.name)) continue;
+      auto launch = [&](cudaStream_t s) {
+        v.kernel<<<v.grid, kBlock, 0, s>>>(d_a.data(), d_b.data(), d_c.data(), n);
+        LAUNCH_CHECK();
+      };
+      d_c.poison();
+      launch(nullptr);
+      CUDA_CHECK(cudaDeviceSynchronize());
+      const auto check = gpu100::compare_exact(d_c.download(), ref);
+      const auto t = ctx.bench(launch);
+      report.add(v.name, t, gpu100::gbps(bytes, t.median_ms), check);
+    }
+  });
+}
