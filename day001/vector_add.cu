@@ -67,6 +67,7 @@ int main(int argc, char** argv) {
     report.problem("n", double(n));
     report.unit("GB/s");
     report.limit("dram_gbps", ctx.device().peak_dram_gbps(), "HBM peak");
+    report.intensity(1.0 / 12.0);  // one FLOP per 12 bytes
 
     const size_t count = size_t(n);
     const auto a = gpu100::random_floats(count, ctx.seed(), -1.0f, 1.0f);

@@ -185,6 +185,7 @@ std::string Report::json(const DeviceInfo* device) const {
   }
   j["problem"] = problem;
   j["unit"] = unit_;
+  j["arithmetic_intensity"] = intensity_ >= 0 ? jnum(intensity_) : J(nullptr);
   if (limit_value_ > 0)
     j["limit"] = {{"kind", limit_kind_}, {"label", limit_label_}, {"value", limit_value_}};
   else

@@ -58,6 +58,8 @@ class Report {
   void add(const std::string& name, const Stats& time, double rate, const CheckResult& check);
   // A version that is checked but not timed (property tables, device queries).
   void add_check(const std::string& name, const CheckResult& check);
+  // FLOPs per byte of DRAM traffic of the problem: places the day on the roofline plot.
+  void intensity(double flop_per_byte) { intensity_ = flop_per_byte; }
   void note(const std::string& line) { notes_.push_back(line); }
   void table(Table t) { tables_.push_back(std::move(t)); }
 
@@ -81,6 +83,7 @@ class Report {
   std::vector<std::string> problem_order_;
   std::string limit_kind_, limit_label_;
   double limit_value_ = 0;
+  double intensity_ = -1;
   std::optional<VersionResult> baseline_;
   std::vector<VersionResult> versions_;
   std::vector<std::string> notes_;

@@ -1,0 +1,122 @@
+#!/usr/bin/env python3
+"""Draws the plots of one GPU's results from results/<gpu>/dayNNN.json.
+
+  limits.png    each day's best passing version as % of its theoretical limit
+  roofline.png  achieved GFLOP/s against arithmetic intensity (days that report one), under the
+                roofline of the device's DRAM bandwidth and FP32 peak
+  dayNNN-<table>.png  every table a day saved whose first column is numeric (sweeps): one line
+                per numeric column against the first
+
+Needs matplotlib (pip install matplotlib). Usage: scripts/plot.py results/<gpu>
+"""
+import json
+import pathlib
+import re
+import sys
+
+try:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+except ImportError:
+    print("matplotlib is not installed: pip install matplotlib", file=sys.stderr)
+    sys.exit(1)
+
+
+def best(doc):
+    timed = [v for v in doc.get("versions", []) if v.get("status") == "PASS" and v.get("rate")]
+    return max(timed, key=lambda v: v["rate"]) if timed else None
+
+
+def gflops(doc, version):
+    """Achieved GFLOP/s of a version: from TFLOP/s directly, from GB/s via the intensity."""
+    unit = doc.get("unit", "")
+    ai = doc.get("arithmetic_intensity")
+    if unit == "TFLOP/s":
+        return version["rate"] * 1e3
+    if unit == "GB/s" and ai:
+        return version["rate"] * ai
+    return None
+
+
+def main(argv):
+    if len(argv) < 2:
+        print(__doc__)
+        return 2
+    out = pathlib.Path(argv[1])
+    docs = [json.loads(p.read_text()) for p in sorted(out.glob("day[0-9][0-9][0-9].json"))]
+    if not docs:
+        print(f"no dayNNN.json in {out}", file=sys.stderr)
+        return 1
+    device = docs[0].get("device", {})
+
+    labels, pct = [], []
+    for d in docs:
+        b = best(d)
+        if b and b.get("pct_of_limit") is not None:
+            labels.append(f"{d['day'][3:]} {d['topic']}")
+            pct.append(b["pct_of_limit"])
+    if pct:
+        fig, ax = plt.subplots(figsize=(8, 0.3 * len(pct) + 1.5))
+        ax.barh(labels, pct, color="tab:blue")
+        ax.invert_yaxis()
+        ax.set_xlabel("best version, % of theoretical limit")
+        ax.set_xlim(0, 100)
+        ax.set_title(device.get("name", ""))
+        fig.tight_layout()
+        fig.savefig(out / "limits.png", dpi=120)
+        plt.close(fig)
+
+    points = []
+    for d in docs:
+        b = best(d)
+        ai = d.get("arithmetic_intensity")
+        if b and ai:
+            g = gflops(d, b)
+            if g:
+                points.append((ai, g, d["day"][3:]))
+    bw, peak = device.get("dram_gbps"), device.get("fp32_tflops")
+    if points and bw and peak:
+        fig, ax = plt.subplots(figsize=(7, 5))
+        xs = [2 ** (i / 4) for i in range(-40, 60)]
+        ax.plot(xs, [min(x * bw, peak * 1e3) for x in xs], "k-", label="roofline (DRAM, FP32)")
+        for ai, g, name in points:
+            ax.plot(ai, g, "o", color="tab:red")
+            ax.annotate(name, (ai, g), textcoords="offset points", xytext=(4, 4), fontsize=8)
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel("arithmetic intensity (FLOP/byte)")
+        ax.set_ylabel("GFLOP/s")
+        ax.set_title(f"roofline: {device.get('name', '')}")
+        ax.legend()
+        fig.tight_layout()
+        fig.savefig(out / "roofline.png", dpi=120)
+        plt.close(fig)
+
+    for d in docs:
+        for t in d.get("tables", []):
+            rows = t.get("rows", [])
+            if len(rows) < 2 or not all(isinstance(r[0], (int, float)) for r in rows):
+                continue
+            cols = [c for c in range(1, len(t["columns"]))
+                    if all(isinstance(r[c], (int, float)) for r in rows if c < len(r))]
+            if not cols:
+                continue
+            fig, ax = plt.subplots(figsize=(7, 4.5))
+            xs = [r[0] for r in rows]
+            for c in cols:
+                ax.plot(xs, [r[c] for r in rows], marker="o", label=t["columns"][c])
+            ax.set_xlabel(t["columns"][0])
+            ax.set_title(f"{d['day']} {t['title']}")
+            if len(cols) > 1:
+                ax.legend()
+            fig.tight_layout()
+            slug = re.sub(r"[^a-z0-9]+", "-", t["title"].lower()).strip("-")[:40] or "table"
+            fig.savefig(out / f"{d['day']}-{slug}.png", dpi=120)
+            plt.close(fig)
+    print(f"plots written to {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
