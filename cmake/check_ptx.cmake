@@ -1,7 +1,9 @@
 # cmake -DPTX_FILES=a.ptx -DPATTERNS="re1@@re2" -DPTXAS=ptxas -DARCH=90 [-DALLOW_SPILLS=why]
 #       -P check_ptx.cmake
 # 1. every pattern occurs in the PTX; 2. ptxas -v reports 0 bytes of spill stores for every
-# kernel (unless ALLOW_SPILLS names the reason the day gives for them).
+# kernel of the day (unless ALLOW_SPILLS names the reason the day gives for them). Kernels of the
+# vendor libraries a day runs as its baseline (CUB, Thrust, libcu++: mangled names in the cub::,
+# thrust:: and cuda:: namespaces) are listed when they spill, but are not the day's to fix.
 set(ptx "")
 foreach(f IN LISTS PTX_FILES)
   file(READ "${f}" part)
@@ -36,7 +38,12 @@ foreach(f IN LISTS PTX_FILES)
     if(line MATCHES "Compiling entry function '([^']+)'")
       set(current "${CMAKE_MATCH_1}")
     elseif(line MATCHES "([0-9]+) bytes spill stores" AND NOT CMAKE_MATCH_1 EQUAL 0)
-      list(APPEND spilled "${current} (${CMAKE_MATCH_1} bytes)")
+      set(bytes ${CMAKE_MATCH_1})
+      if(current MATCHES "^_ZN(3cub|6thrust|4cuda)")
+        message(STATUS "library kernel spills (not checked): ${current} (${bytes} bytes)")
+      else()
+        list(APPEND spilled "${current} (${bytes} bytes)")
+      endif()
     endif()
   endforeach()
   if(spilled)

@@ -71,6 +71,18 @@ std::string CheckResult::describe() const {
                      worst_ref, count, tolerance);
 }
 
+double summation_error_bound(double h, int64_t n) {
+  const double u = std::ldexp(1.0, -24);
+  return h * u / (1.0 - h * u) + double(n) * std::ldexp(1.0, -53);
+}
+
+Tolerance summation_tolerance(double h, int64_t n) {
+  const double bound = summation_error_bound(h, n);
+  Tolerance t = Tolerance::Custom(bound, bound);
+  t.name = "fp32 sum bound";
+  return t;
+}
+
 CheckResult combine(const CheckResult& a, const CheckResult& b) {
   if (!a.checked) return b;
   if (!b.checked) return a;

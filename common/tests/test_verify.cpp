@@ -110,3 +110,15 @@ TEST(Verify, DescribeNamesTheFailure) {
   EXPECT_NE(text.find("FAIL"), std::string::npos);
   EXPECT_NE(text.find("index 1"), std::string::npos);
 }
+
+TEST(Verify, SummationBoundGrowsWithAdditions) {
+  const double u = std::ldexp(1.0, -24);
+  EXPECT_NEAR(gpu100::summation_error_bound(27, 1), 27 * u / (1 - 27 * u) + std::ldexp(1.0, -53), 1e-18);
+  EXPECT_LT(gpu100::summation_error_bound(10, 1000), gpu100::summation_error_bound(20, 1000));
+  // A sum with one input dropped (1 of 1000 values near 1) is far outside the bound.
+  std::vector<double> ref{500.0};
+  std::vector<float> got{499.0f};
+  EXPECT_FALSE(compare(got, ref, gpu100::summation_tolerance(10, 1000)).pass);
+  std::vector<float> close{500.0001f};
+  EXPECT_TRUE(compare(close, ref, gpu100::summation_tolerance(10, 1000)).pass);
+}

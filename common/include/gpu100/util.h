@@ -10,6 +10,10 @@
 
 namespace gpu100 {
 
+// gridDim.y and gridDim.z are at most 65535 on every CUDA GPU (gridDim.x: 2^31 - 1). Kernels whose
+// y extent can exceed it cap the grid and loop.
+constexpr unsigned kMaxGridDimY = 65535;
+
 template <class T>
 GPU100_HD constexpr T ceil_div(T a, T b) {
   return (a + b - 1) / b;

@@ -118,6 +118,17 @@ CheckResult compare_exact(const V& got, const V& ref) {
   return compare_exact(got.data(), ref.data(), got.size());
 }
 
+// Tolerance for a floating-point sum of non-negative inputs, from the rounding-error bound of
+// summation (Higham, "Accuracy and Stability of Numerical Algorithms", sec. 4.2): if every input
+// goes through at most h rounded fp32 additions on its way to the total, in whatever order,
+// |computed - exact| <= gamma_h * sum|x_i| with gamma_h = h*u / (1 - h*u), u = 2^-24. For
+// non-negative inputs that bounds the relative error; the double reference adds at most
+// (n - 1) * 2^-53. A worst case, so a correct kernel cannot fail it; the measured error is usually
+// near sqrt(h) * u. A tree over n values has h = log2(n); a thread that first adds k values in a
+// register adds k to h.
+double summation_error_bound(double additions_per_input, int64_t n);
+Tolerance summation_tolerance(double additions_per_input, int64_t n);
+
 // Combines two results (e.g. an output and a second output of the same kernel): passes only if
 // both pass; errors are the worse of the two.
 CheckResult combine(const CheckResult& a, const CheckResult& b);

@@ -1,0 +1,267 @@
+// Day 003 - __host__ __device__ functions, and why "the same code" can give different floats
+//
+// A function marked __host__ __device__ is compiled twice, once for the CPU and once for the
+// GPU, so the CPU reference and the kernel can share one source of truth. Sharing the source
+// is not sharing the arithmetic, though: nvcc contracts a * x + y into one fused multiply-add
+// (FMA) by default (--fmad=true), while a host compiler for plain x86-64 emits a multiply and
+// an add. An FMA rounds once (the exact a*x+y, rounded to float); a multiply then an add round
+// twice (a*x is rounded to float before y is added). Both are correct IEEE arithmetic, but
+// their results differ in the last bits, and the CPU check of a kernel then fails for no bug.
+//
+// The cure is to say which arithmetic you mean, on both sides, so neither compiler decides:
+//   fused     device __fmaf_rn(a, b, c), host std::fma(a, b, c): one rounding each.
+//   separate  device __fadd_rn(__fmul_rn(a, b), c): the _rn intrinsics are never contracted;
+//             host: the product goes through a volatile float, which forces its rounding to
+//             float and leaves the compiler nothing to fuse, whatever -ffp-contract says.
+// With that, every GPU variant equals the CPU variant of the same name bit for bit.
+//
+// Versions (each pair shares one __host__ __device__ function with the CPU reference)
+//   saxpy_fma, saxpy_nofma   z = a * x + y (out of place, so the check and every timed run
+//                            see the same y; the traffic, 12 bytes per element, is SAXPY's)
+//   poly_fma, poly_nofma     z = p(x), a degree-8 polynomial by Horner's rule: 8 multiply-adds
+//                            per element, 8 bytes of traffic, still memory bound
+// A table then counts how many elements differ between fma and nofma, by how many ulps, and
+// how far each is from a float64 evaluation at worst: one rounding has the smaller worst case.
+//
+// Run:  build/bin/day003 [--n 67108867] [--kernel saxpy_fma,poly_nofma] [--json out.json]
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "gpu100/gpu100.h"
+
+namespace {
+
+enum class Rounding { fused, separate };
+
+// The one multiply-add every function below is built from: a * b + c, rounded as asked.
+template <Rounding R>
+__host__ __device__ inline float mul_add(float a, float b, float c) {
+#ifdef __CUDA_ARCH__
+  if constexpr (R == Rounding::fused)
+    return __fmaf_rn(a, b, c);
+  else
+    return __fadd_rn(__fmul_rn(a, b), c);
+#else
+  if constexpr (R == Rounding::fused) {
+    return std::fma(a, b, c);  // correctly rounded in software where the CPU has no FMA
+  } else {
+    volatile float product = a * b;
+    return product + c;
+  }
+#endif
+}
+
+template <Rounding R>
+__host__ __device__ inline float saxpy(float a, float x, float y) {
+  return mul_add<R>(a, x, y);
+}
+
+// exp(x) truncated after x^8 / 8!: the result stays between 0.36 and 2.72 on [-1, 1], with no
+// cancellation, so both roundings stay within a few ulps of the float64 value. Passed by value:
+// kernel parameters and host code read the same struct.
+constexpr int kDegree = 8;
+struct Poly {
+  float c[kDegree + 1];  // c[k] multiplies x^k
+};
+
+template <Rounding R>
+__host__ __device__ inline float horner(const Poly& p, float x) {
+  float acc = p.c[kDegree];
+  for (int k = kDegree - 1; k >= 0; --k) acc = mul_add<R>(acc, x, p.c[k]);
+  return acc;
+}
+
+Poly exp_taylor() {
+  Poly p{};
+  double factorial = 1;
+  for (int k = 0; k <= kDegree; ++k) {
+    if (k > 0) factorial *= k;
+    p.c[k] = float(1.0 / factorial);
+  }
+  return p;
+}
+
+template <Rounding R>
+__global__ void saxpy_kernel(float a, const float* __restrict__ x, const float* __restrict__ y,
+                             float* __restrict__ z, int64_t n) {
+  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride)
+    z[i] = saxpy<R>(a, x[i], y[i]);
+}
+
+template <Rounding R>
+__global__ void poly_kernel(Poly p, const float* __restrict__ x, float* __restrict__ z, int64_t n) {
+  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride)
+    z[i] = horner<R>(p, x[i]);
+}
+
+constexpr int kBlock = 256;
+
+// --- comparing floats bit for bit and in ulps ------------------------------------------------
+
+std::vector<uint32_t> bits(const std::vector<float>& v) {
+  std::vector<uint32_t> b(v.size());
+  if (!v.empty()) std::memcpy(b.data(), v.data(), v.size() * sizeof(float));
+  return b;
+}
+
+// Exact on the bit patterns (so -0 vs +0, or a NaN, is a difference), reported in floats.
+gpu100::CheckResult compare_bits(const std::vector<float>& got, const std::vector<float>& ref) {
+  auto r = gpu100::compare_exact(bits(got), bits(ref));
+  if (r.worst_index >= 0) {
+    r.worst_got = got[size_t(r.worst_index)];
+    r.worst_ref = ref[size_t(r.worst_index)];
+    r.max_abs_err = std::fabs(r.worst_got - r.worst_ref);
+  }
+  return r;
+}
+
+// Floats ordered as integers: consecutive floats are consecutive integers (and -0 == +0), so
+// the difference of two is their distance in ulps.
+int64_t ordered(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof u);
+  const int64_t magnitude = int64_t(u & 0x7fffffffu);
+  return (u >> 31) ? -magnitude : magnitude;
+}
+int64_t ulp_distance(float a, float b) {
+  return std::llabs(ordered(a) - ordered(b));
+}
+
+// Error of a float result against a float64 value, in ulps of the float nearest that value.
+double error_in_ulps(float got, double exact) {
+  const float nearest = float(exact);
+  const float mag = std::fabs(nearest);
+  const double ulp = double(std::nextafter(mag, INFINITY)) - double(mag);
+  return std::fabs(double(got) - exact) / ulp;
+}
+
+struct Difference {
+  int64_t differ = 0, max_ulps = 0;
+  double max_err_fma = 0, max_err_nofma = 0;  // vs float64, in ulps
+};
+
+Difference differences(const std::vector<float>& fma, const std::vector<float>& nofma,
+                       const std::vector<double>& exact) {
+  Difference d;
+  for (size_t i = 0; i < fma.size(); ++i) {
+    const int64_t u = ulp_distance(fma[i], nofma[i]);
+    d.differ += u != 0;
+    d.max_ulps = std::max(d.max_ulps, u);
+    d.max_err_fma = std::max(d.max_err_fma, error_in_ulps(fma[i], exact[i]));
+    d.max_err_nofma = std::max(d.max_err_nofma, error_in_ulps(nofma[i], exact[i]));
+  }
+  return d;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  gpu100::Cli cli("one __host__ __device__ function on both sides; FMA contraction on and off");
+  int64_t n = (int64_t(1) << 26) + 3;
+  cli.size("n", n, 100'003, "number of elements");
+  cli.kernels({"saxpy_fma", "saxpy_nofma", "poly_fma", "poly_nofma"});
+  cli.device_bytes([&] { return 3.0 * double(n) * sizeof(float); });
+
+  return gpu100::run(cli, argc, argv, [&](gpu100::Context& ctx) {
+    auto& report = ctx.report();
+    report.problem("n", double(n));
+    report.problem("degree", double(kDegree));
+    report.unit("GB/s");
+    report.limit("dram_gbps", ctx.device().peak_dram_gbps(), "HBM peak");
+
+    const size_t count = size_t(n);
+    const float a = 1.7f;
+    const Poly poly = exp_taylor();
+    const auto x = gpu100::random_floats(count, ctx.seed(), -1.0f, 1.0f);
+    const auto y = gpu100::random_floats(count, ctx.seed() + 1, -1.0f, 1.0f);
+
+    // CPU references: the same functions the kernels call, compiled for the host.
+    std::vector<float> saxpy_ref[2], poly_ref[2];
+    for (auto* v : {&saxpy_ref[0], &saxpy_ref[1], &poly_ref[0], &poly_ref[1]}) v->resize(count);
+    for (size_t i = 0; i < count; ++i) {
+      saxpy_ref[0][i] = saxpy<Rounding::fused>(a, x[i], y[i]);
+      saxpy_ref[1][i] = saxpy<Rounding::separate>(a, x[i], y[i]);
+      poly_ref[0][i] = horner<Rounding::fused>(poly, x[i]);
+      poly_ref[1][i] = horner<Rounding::separate>(poly, x[i]);
+    }
+
+    gpu100::DeviceBuffer<float> d_x(x), d_y(y), d_z(count);
+    // Same traffic as SAXPY: a copy of 1.5 n floats reads and writes 12 n bytes.
+    ctx.copy_baseline(size_t(1.5 * double(n) * sizeof(float)));
+    const unsigned grid = unsigned(ctx.device().sm_count) * 8;
+
+    struct Version {
+      const char* name;
+      bool is_saxpy;
+      Rounding rounding;
+    };
+    const Version versions[] = {
+        {"saxpy_fma", true, Rounding::fused},
+        {"saxpy_nofma", true, Rounding::separate},
+        {"poly_fma", false, Rounding::fused},
+        {"poly_nofma", false, Rounding::separate},
+    };
+    for (const auto& v : versions) {
+      if (!ctx.want(v.name)) continue;
+      const bool fused = v.rounding == Rounding::fused;
+      auto launch = [&](cudaStream_t s) {
+        if (v.is_saxpy) {
+          auto kernel = fused ? saxpy_kernel<Rounding::fused> : saxpy_kernel<Rounding::separate>;
+          kernel<<<grid, kBlock, 0, s>>>(a, d_x.data(), d_y.data(), d_z.data(), n);
+        } else {
+          auto kernel = fused ? poly_kernel<Rounding::fused> : poly_kernel<Rounding::separate>;
+          kernel<<<grid, kBlock, 0, s>>>(poly, d_x.data(), d_z.data(), n);
+        }
+        LAUNCH_CHECK();
+      };
+      d_z.poison();
+      launch(nullptr);
+      CUDA_CHECK(cudaDeviceSynchronize());
+      const auto& ref = (v.is_saxpy ? saxpy_ref : poly_ref)[fused ? 0 : 1];
+      const auto check = compare_bits(d_z.download(), ref);
+      const auto t = ctx.bench(launch);
+      const double bytes = (v.is_saxpy ? 3.0 : 2.0) * double(n) * sizeof(float);
+      report.add(v.name, t, gpu100::gbps(bytes, t.median_ms), check);
+    }
+
+    // What contraction changes. From the CPU results, which the GPU matched bit for bit above.
+    // SAXPY: the separate form rounds a*x first; that error is relative to a*x, not to the
+    // result, so where y nearly cancels a*x it is many ulps of the small result, while the
+    // fused form stays within half an ulp. The exp polynomial has no cancellation, so there the
+    // two differ by a few ulps at most (each Horner step adds its own rounding either way).
+    std::vector<double> saxpy_exact(count), poly_exact(count);
+    for (size_t i = 0; i < count; ++i) {
+      saxpy_exact[i] = double(a) * double(x[i]) + double(y[i]);
+      double acc = poly.c[kDegree];
+      for (int k = kDegree - 1; k >= 0; --k) acc = acc * double(x[i]) + double(poly.c[k]);
+      poly_exact[i] = acc;
+    }
+    gpu100::Table table;
+    table.title = "FMA (one rounding) vs separate multiply and add (two roundings)";
+    table.columns = {"function",
+                     "elements",
+                     "fma != nofma",
+                     "% differ",
+                     "max ulps apart",
+                     "fma max err (ulp vs fp64)",
+                     "nofma max err (ulp vs fp64)"};
+    auto add_row = [&](const char* name, const std::vector<float>* ref,
+                       const std::vector<double>& exact) {
+      const Difference d = differences(ref[0], ref[1], exact);
+      table.add_row({name, (long long)n, (long long)d.differ, 100.0 * double(d.differ) / double(n),
+                     (long long)d.max_ulps, d.max_err_fma, d.max_err_nofma});
+    };
+    add_row("saxpy", saxpy_ref, saxpy_exact);
+    add_row("poly (exp, degree 8)", poly_ref, poly_exact);
+    report.table(std::move(table));
+    report.note(
+        "each GPU version is compared bit for bit with the CPU version of the same "
+        "rounding; fma and nofma differ from each other, not from their reference");
+  });
+}
