@@ -1,4 +1,5 @@
 # cmake -DPTX_FILES=a.ptx -DPATTERNS="re1@@re2" -DPTXAS=ptxas -DARCH=90 [-DALLOW_SPILLS=why]
+#       [-DPTXAS_FLAGS="..."]
 #       -P check_ptx.cmake
 # 1. every pattern occurs in the PTX; 2. ptxas -v reports 0 bytes of spill stores for every
 # kernel of the day (unless ALLOW_SPILLS names the reason the day gives for them). Kernels of the
@@ -23,7 +24,8 @@ if(PATTERNS)
 endif()
 
 foreach(f IN LISTS PTX_FILES)
-  execute_process(COMMAND ${PTXAS} -arch=sm_${ARCH} -v ${f} -o ${f}.cubin
+  separate_arguments(extra UNIX_COMMAND "${PTXAS_FLAGS}")
+  execute_process(COMMAND ${PTXAS} -arch=sm_${ARCH} -v ${extra} ${f} -o ${f}.cubin
                   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
   if(NOT rc EQUAL 0)
     message(FATAL_ERROR "ptxas failed on ${f}:\n${err}")
