@@ -6,8 +6,9 @@
 //
 // Versions
 //   naive        one thread per element; the grid covers n exactly (ceil(n / 256) blocks).
-//   grid_stride  a fixed grid (a few blocks per SM) whose threads stride over the array by the
-//                grid size: one launch shape for every n, and no grid-size limit.
+//   grid_stride  a fixed grid (exactly the blocks that fit on the GPU at once) whose threads
+//                stride over the array by the grid size: one launch shape for every n, and no
+//                grid-size limit.
 //   float4       grid-stride over 16-byte vectors (ld.global.v4.f32): a quarter of the load and
 //                store instructions; the n % 4 leftover elements are handled by scalar code.
 //
@@ -15,7 +16,8 @@
 // loop bit for bit.
 //
 // Run:  build/bin/day001 [--n 134217731] [--kernel naive,float4] [--json out.json]
-#include <cstdio>
+#include <algorithm>
+#include <stdexcept>
 #include <vector>
 
 #include "gpu100/gpu100.h"
@@ -35,7 +37,7 @@ __global__ void add_grid_stride(const float* __restrict__ a, const float* __rest
     c[i] = a[i] + b[i];
 }
 
-// cudaMalloc returns 256-byte aligned pointers, so a, b and c can be read as float4.
+// cudaMalloc returns 256-byte aligned pointers, so a, b and c can be read as float4 (main checks).
 __global__ void add_float4(const float* __restrict__ a, const float* __restrict__ b,
                            float* __restrict__ c, int64_t n) {
   const int64_t stride = int64_t(gridDim.x) * blockDim.x;
@@ -53,6 +55,18 @@ __global__ void add_float4(const float* __restrict__ a, const float* __restrict_
 
 constexpr int kBlock = 256;
 
+// The grid of a grid-stride kernel: as many blocks as can be resident at once on every SM, as
+// the occupancy calculator says for this kernel. A fixed "8 blocks of 256 per SM" only fits a
+// kernel of at most 32 registers per thread; add_float4 needs more (40 with CUDA 13.0, so 6
+// blocks fit), and the other 2 blocks per SM would run afterwards as a second wave with a
+// quarter of the threads, too few to keep HBM busy: a quarter of the work at a lower bandwidth.
+template <class Kernel>
+unsigned resident_grid(Kernel kernel, int block, const gpu100::DeviceInfo& device) {
+  int per_sm = 0;
+  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, block, 0));
+  return unsigned(std::max(per_sm, 1) * device.sm_count);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -60,7 +74,8 @@ int main(int argc, char** argv) {
   int64_t n = (int64_t(1) << 27) + 3;
   cli.size("n", n, 1'000'003, "number of elements");
   cli.kernels({"naive", "grid_stride", "float4"});
-  cli.device_bytes([&] { return 3.0 * double(n) * sizeof(float); });
+  // a, b, c + the copy baseline's two buffers of 1.5 n floats, allocated while a, b, c live.
+  cli.device_bytes([&] { return 6.0 * double(n) * sizeof(float); });
 
   return gpu100::run(cli, argc, argv, [&](gpu100::Context& ctx) {
     auto& report = ctx.report();
@@ -76,12 +91,16 @@ int main(int argc, char** argv) {
     for (size_t i = 0; i < ref.size(); ++i) ref[i] = a[i] + b[i];
 
     gpu100::DeviceBuffer<float> d_a(a), d_b(b), d_c(count);
+    // add_float4 reinterprets the arrays as float4: a misaligned base (an offset into a bigger
+    // allocation, say) would be a misaligned-address fault, so say so instead.
+    if (!gpu100::is_aligned(d_a.data(), sizeof(float4)) ||
+        !gpu100::is_aligned(d_b.data(), sizeof(float4)) ||
+        !gpu100::is_aligned(d_c.data(), sizeof(float4)))
+      throw std::invalid_argument("add_float4 needs 16-byte aligned arrays");
     const double bytes = 3.0 * double(n) * sizeof(float);
     // Same traffic as the kernels: a copy of 1.5 n floats reads and writes 12 n bytes in total.
     ctx.copy_baseline(size_t(1.5 * double(n) * sizeof(float)));
 
-    // A fixed grid for the grid-stride versions: enough resident blocks to fill every SM.
-    const unsigned stride_grid = unsigned(ctx.device().sm_count) * 8;
     struct Version {
       const char* name;
       void (*kernel)(const float*, const float*, float*, int64_t);
@@ -89,8 +108,8 @@ int main(int argc, char** argv) {
     };
     const Version versions[] = {
         {"naive", add_naive, gpu100::grid_for(n, kBlock)},
-        {"grid_stride", add_grid_stride, stride_grid},
-        {"float4", add_float4, stride_grid},
+        {"grid_stride", add_grid_stride, resident_grid(add_grid_stride, kBlock, ctx.device())},
+        {"float4", add_float4, resident_grid(add_float4, kBlock, ctx.device())},
     };
     for (const auto& v : versions) {
       if (!ctx.want(v.name)) continue;

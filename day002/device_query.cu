@@ -12,7 +12,9 @@
 //
 // Versions
 //   properties  a table of every visible device; passes when the struct and the attribute
-//               API agree, field by field, on every device (the two must never disagree).
+//               API agree, field by field, on every device (the two must never disagree), and
+//               (row "limits") when every input of the theoretical peaks is known: SM count,
+//               clocks, bus width, L2 size and FP32 lanes per SM must all be positive.
 //   smid        a kernel launched with many more blocks than SMs (--blocks-per-sm x SMs); the
 //               first thread of each block reads the special register %smid with inline PTX
 //               and records it. The host checks that every id is below the SM count and that
@@ -22,8 +24,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <iterator>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gpu100/gpu100.h"
@@ -265,6 +269,34 @@ void run_properties(gpu100::Context& ctx) {
                    exact_check(compared, mismatches, first, first_got, first_expected));
   report.note("properties: " + std::to_string(compared) + " fields of cudaDeviceProp compared " +
               "with cudaDeviceGetAttribute over " + std::to_string(count) + " device(s)");
+
+  // The runtime fills cudaDeviceProp from the same attributes, so the check above can only catch
+  // a runtime bug. What later days really depend on is that the inputs of the limits they divide
+  // by are known: a memory clock or bus width reported as 0, or a compute capability newer than
+  // common/ has an FP32 lane count for, would make every "% of peak" column vanish. Each must be
+  // positive on the device this run uses.
+  const gpu100::DeviceInfo& dev = ctx.device();
+  const std::pair<const char*, double> limits[] = {
+      {"SM count", double(dev.sm_count)},
+      {"peak SM clock (kHz)", double(dev.sm_clock_khz)},
+      {"peak memory clock (kHz)", double(dev.mem_clock_khz)},
+      {"memory bus width (bits)", double(dev.mem_bus_bits)},
+      {"L2 cache size (bytes)", double(dev.l2_bytes)},
+      {"FP32 lanes per SM for this compute capability",
+       double(gpu100::fp32_lanes_per_sm(dev.cc_major, dev.cc_minor))},
+  };
+  int64_t unknown = 0, first_unknown = -1;
+  for (size_t i = 0; i < std::size(limits); ++i) {
+    if (limits[i].second > 0) continue;
+    if (unknown++ == 0) first_unknown = int64_t(i);
+    report.note(std::string("limits: ") + limits[i].first + " is " +
+                std::to_string(limits[i].second) + " on " + dev.name +
+                ": the theoretical peaks of later days cannot be computed");
+  }
+  // "got" is the first unknown value; "expected" 1 stands for "positive".
+  const double first_value = first_unknown >= 0 ? limits[size_t(first_unknown)].second : 0.0;
+  report.add_check(
+      "limits", exact_check(int64_t(std::size(limits)), unknown, first_unknown, first_value, 1.0));
 }
 
 // --- smid ---------------------------------------------------------------------------------
@@ -301,6 +333,11 @@ void run_smid(gpu100::Context& ctx, int64_t blocks_per_sm, int hold_cycles, bool
       first_bad = int64_t(b);
     }
   }
+  if (first_bad >= 0 && block_sm[size_t(first_bad)] < nsmid)
+    report.note("smid_range: id " + std::to_string(block_sm[size_t(first_bad)]) +
+                " is below %nsmid = " + std::to_string(nsmid) +
+                ", which PTX allows: this GPU numbers its SMs with gaps, so ids cannot index an "
+                "array of SM-count entries");
   const auto range =
       exact_check(blocks, out_of_range, first_bad,
                   first_bad >= 0 ? double(block_sm[size_t(first_bad)]) : 0.0, double(sm_count - 1));

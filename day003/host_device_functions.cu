@@ -4,9 +4,11 @@
 // GPU, so the CPU reference and the kernel can share one source of truth. Sharing the source
 // is not sharing the arithmetic, though: nvcc contracts a * x + y into one fused multiply-add
 // (FMA) by default (--fmad=true), while a host compiler for plain x86-64 emits a multiply and
-// an add. An FMA rounds once (the exact a*x+y, rounded to float); a multiply then an add round
-// twice (a*x is rounded to float before y is added). Both are correct IEEE arithmetic, but
-// their results differ in the last bits, and the CPU check of a kernel then fails for no bug.
+// an add (a host whose base instruction set has FMA, such as AArch64 in a Grace Hopper system,
+// may contract too: the host side depends on the host and its flags). An FMA rounds once (the
+// exact a*x+y, rounded to float); a multiply then an add round twice (a*x is rounded to float
+// before y is added). Both are correct IEEE arithmetic, but their results differ in the last
+// bits, and the CPU check of a kernel then fails for no bug.
 //
 // The cure is to say which arithmetic you mean, on both sides, so neither compiler decides:
 //   fused     device __fmaf_rn(a, b, c), host std::fma(a, b, c): one rounding each.
@@ -166,7 +168,8 @@ int main(int argc, char** argv) {
   int64_t n = (int64_t(1) << 26) + 3;
   cli.size("n", n, 100'003, "number of elements");
   cli.kernels({"saxpy_fma", "saxpy_nofma", "poly_fma", "poly_nofma"});
-  cli.device_bytes([&] { return 3.0 * double(n) * sizeof(float); });
+  // x, y, z + the copy baseline's two buffers of 1.5 n floats, allocated while x, y, z live.
+  cli.device_bytes([&] { return 6.0 * double(n) * sizeof(float); });
 
   return gpu100::run(cli, argc, argv, [&](gpu100::Context& ctx) {
     auto& report = ctx.report();

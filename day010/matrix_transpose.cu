@@ -16,9 +16,12 @@
 //   padded        the same with tile[32][33]: one extra float per row shifts each row by one
 //                 bank, so a column walks all 32 banks. No conflicts.
 //   coarsened     the padded tile moved by 32 x 8 threads, 4 elements each: 4 independent loads
-//                 in flight per thread and a quarter of the index arithmetic per element, with
-//                 enough blocks resident per SM to keep HBM busy. The fastest; on an H100 it
-//                 should reach 90% or more of the copy baseline.
+//                 in flight per thread and a quarter of the index arithmetic per element.
+//   coarsened8    the same with 32 x 4 threads, 8 elements each: 16 blocks fit per SM instead of
+//                 8 (2048 threads either way), so twice the bytes are in flight per SM while the
+//                 blocks wait at the barrier. HBM3 needs more bytes in flight than the GPUs the
+//                 32 x 8 shape was tuned on; one of the two should reach 90% of the copy on an
+//                 H100.
 //
 // Shapes: rows and cols are arbitrary (1 x N, N x 1, not multiples of 32); partial tiles are
 // guarded element by element. The tiled versions number their blocks in one dimension and
@@ -42,8 +45,9 @@
 namespace {
 
 constexpr int kTile = 32;
-constexpr int kNaiveRows = 8;   // naive block: 32 x 8 threads
-constexpr int kCoarseRows = 8;  // coarsened block: 32 x 8 threads, 4 elements each
+constexpr int kNaiveRows = 8;    // naive block: 32 x 8 threads
+constexpr int kCoarseRows = 8;   // coarsened block: 32 x 8 threads, 4 elements each
+constexpr int kCoarse8Rows = 4;  // coarsened8 block: 32 x 4 threads, 8 elements each
 
 // ---------------------------------------------------------------------------------------------
 // naive: block (32, kNaiveRows); grid (ceil(cols / 32), min(ceil(rows / 8), 65535)), looping
@@ -61,16 +65,17 @@ __global__ void transpose_naive(const float* __restrict__ in, float* __restrict_
 // Tiled: one block per 32 x 32 tile, kTile x kBlockRows threads, each moving kTile / kBlockRows
 // elements. kPad = 0 shows the bank conflicts, kPad = 1 removes them.
 // Block b handles tile (b / tiles_x, b % tiles_x): consecutive blocks walk along a tile row of
-// `in`, so reads stream through memory.
+// `in`, so reads stream through memory. tiles_x <= gridDim.x, so the division is a 32-bit one
+// (a 64-bit division is a long software sequence).
 template <int kPad, int kBlockRows>
 __global__ void __launch_bounds__((kTile * kBlockRows))
     transpose_tiled(const float* __restrict__ in, float* __restrict__ out, int64_t rows,
-                    int64_t cols, int64_t tiles_x) {
+                    int64_t cols, unsigned tiles_x) {
   static_assert(kTile % kBlockRows == 0, "each thread moves a whole number of elements");
   __shared__ float tile[kTile][kTile + kPad];
-  const int64_t tile_row = int64_t(blockIdx.x) / tiles_x;
-  const int64_t tile_col = int64_t(blockIdx.x) - tile_row * tiles_x;
-  const int64_t r0 = tile_row * kTile, c0 = tile_col * kTile;
+  const unsigned tile_row = blockIdx.x / tiles_x;
+  const unsigned tile_col = blockIdx.x - tile_row * tiles_x;
+  const int64_t r0 = int64_t(tile_row) * kTile, c0 = int64_t(tile_col) * kTile;
   const int tx = threadIdx.x, ty = threadIdx.y;
 
   // Coalesced read: a warp (fixed ty + j) reads 32 consecutive floats of one row of `in`.
@@ -106,12 +111,12 @@ std::vector<float> transpose_cpu(const std::vector<float>& in, int64_t rows, int
 
 int main(int argc, char** argv) {
   gpu100::Cli cli(
-      "fp32 matrix transpose: naive, shared-memory tiled, padded and coarsened "
-      "kernels vs cudaMemcpy");
+      "fp32 matrix transpose: naive, shared-memory tiled, padded and coarsened (4 and 8 "
+      "elements per thread) kernels vs cudaMemcpy");
   int64_t rows = 12289, cols = 8191;
   cli.size("rows", rows, 67, "rows of the input matrix");
   cli.size("cols", cols, 131, "columns of the input matrix");
-  cli.kernels({"naive", "shared_tiled", "padded", "coarsened"});
+  cli.kernels({"naive", "shared_tiled", "padded", "coarsened", "coarsened8"});
   // Input + output + the copy baseline's two buffers, 4 bytes per element each.
   cli.device_bytes([&] { return 16.0 * double(rows) * double(cols); });
 
@@ -131,11 +136,12 @@ int main(int argc, char** argv) {
     ctx.copy_baseline(count * sizeof(float));  // same bytes read and written as a transpose
     const double bytes = 2.0 * double(n) * sizeof(float);
 
-    const int64_t tiles_x = gpu100::ceil_div<int64_t>(cols, kTile);
-    const int64_t tiles = tiles_x * gpu100::ceil_div<int64_t>(rows, kTile);
+    const int64_t tiles_x64 = gpu100::ceil_div<int64_t>(cols, kTile);
+    const int64_t tiles = tiles_x64 * gpu100::ceil_div<int64_t>(rows, kTile);
     if (tiles > int64_t(ctx.device().max_grid_x))
       throw std::invalid_argument("matrix has more 32 x 32 tiles than gridDim.x allows");
-    const unsigned naive_grid_x = unsigned(tiles_x);  // 32 columns per block, like a tile
+    const unsigned tiles_x = unsigned(tiles_x64);  // <= tiles <= 2^31 - 1
+    const unsigned naive_grid_x = tiles_x;         // 32 columns per block, like a tile
     const unsigned naive_grid_y = unsigned(std::min<int64_t>(
         gpu100::ceil_div<int64_t>(rows, kNaiveRows), int64_t(gpu100::kMaxGridDimY)));
 
@@ -168,6 +174,12 @@ int main(int argc, char** argv) {
          [&](cudaStream_t s) {
            transpose_tiled<1, kCoarseRows>
                <<<unsigned(tiles), dim3(kTile, kCoarseRows), 0, s>>>(in, out, rows, cols, tiles_x);
+           LAUNCH_CHECK();
+         }},
+        {"coarsened8",
+         [&](cudaStream_t s) {
+           transpose_tiled<1, kCoarse8Rows>
+               <<<unsigned(tiles), dim3(kTile, kCoarse8Rows), 0, s>>>(in, out, rows, cols, tiles_x);
            LAUNCH_CHECK();
          }},
     };

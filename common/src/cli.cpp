@@ -202,6 +202,22 @@ CopyProbe Context::copy_baseline(size_t bytes) {
   return p;
 }
 
+CheckResult Context::run_version(const std::string& name,
+                                 const std::function<void(cudaStream_t)>& launch,
+                                 const std::function<void()>& poison,
+                                 const std::function<CheckResult()>& check, double work,
+                                 bool flush_l2) {
+  if (!want(name)) return CheckResult{};
+  if (poison) poison();
+  launch(nullptr);
+  CUDA_CHECK(cudaGetLastError());
+  CUDA_CHECK(cudaDeviceSynchronize());
+  const CheckResult result = check();
+  const Stats t = bench(launch, flush_l2);
+  report_.add(name, t, report_.rate(work, t.median_ms), result);
+  return result;
+}
+
 bool require_gpu_from_env() {
   const char* v = std::getenv("GPU100_REQUIRE_GPU");
   return v && *v && std::string(v) != "0";

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <ctime>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 
 #include "gpu100/device.h"
 
@@ -72,6 +73,13 @@ void Report::add(const std::string& name, const Stats& time, double rate, const 
 }
 void Report::add_check(const std::string& name, const CheckResult& c) {
   versions_.push_back(VersionResult{name, Stats{}, 0.0, c});
+}
+
+double Report::rate(double work, double ms) const {
+  if (unit_ == "GB/s") return gbps(work, ms);
+  if (unit_ == "TFLOP/s") return tflops(work, ms);
+  if (unit_ == "GFLOP/s") return tflops(work, ms) * 1e3;
+  throw std::invalid_argument("Report::rate: no conversion for unit " + unit_);
 }
 
 bool Report::passed() const {

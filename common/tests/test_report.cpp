@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 #include <vector>
 
 #include "gpu100/device.h"
@@ -93,4 +94,16 @@ TEST(Report, PrintEndsWithTheStatusLine) {
   std::string out = testing::internal::GetCapturedStdout();
   EXPECT_NE(out.find("day001 vector_add: FAIL\n"), std::string::npos);
   EXPECT_NE(out.find("FAIL"), std::string::npos);
+}
+
+TEST(Report, RateFollowsTheUnit) {
+  gpu100::Report r("day011", "t");
+  r.unit("GB/s");
+  EXPECT_DOUBLE_EQ(r.rate(3e9, 1000.0), 3.0);
+  r.unit("TFLOP/s");
+  EXPECT_DOUBLE_EQ(r.rate(2e12, 1000.0), 2.0);
+  r.unit("GFLOP/s");
+  EXPECT_DOUBLE_EQ(r.rate(2e12, 1000.0), 2000.0);
+  r.unit("blocks/us");
+  EXPECT_THROW(r.rate(1, 1), std::invalid_argument);
 }

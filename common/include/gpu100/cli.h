@@ -122,6 +122,17 @@ class Context {
   // Measures the device-to-device copy of `bytes` and records it as the report's baseline.
   CopyProbe copy_baseline(size_t bytes);
 
+  // One kernel version, the contract's way: skipped unless --kernel selects it; otherwise
+  // poison() (fill the output with NaN/0xFF so unwritten elements fail), launch once,
+  // synchronize, check() (copy back and compare), then time launch and record it. `work` is
+  // what one launch does in the report's unit: bytes for GB/s, FLOPs for TFLOP/s or GFLOP/s.
+  // Returns the check (unchecked when the version was not selected).
+  CheckResult run_version(const std::string& name,
+                          const std::function<void(cudaStream_t)>& launch,
+                          const std::function<void()>& poison,
+                          const std::function<CheckResult()>& check, double work,
+                          bool flush_l2 = true);
+
  private:
   const Cli& cli_;
   DeviceInfo device_;

@@ -51,6 +51,10 @@ class Report {
   // What rates are measured in ("GB/s", "TFLOP/s", ...) and the device limit they are a fraction
   // of (kind e.g. "dram_gbps", value in the same unit, label e.g. "HBM peak").
   void unit(const std::string& unit) { unit_ = unit; }
+  const std::string& unit() const { return unit_; }
+  // The rate of `work` (bytes for GB/s, FLOPs for TFLOP/s and GFLOP/s) done in `ms`, in the
+  // report's unit; throws for other units (compute those rates in the day).
+  double rate(double work, double ms) const;
   void limit(const std::string& kind, double value, const std::string& label);
   // The vendor/baseline measurement of the same run; "x baseline" divides by its rate.
   void baseline(const std::string& name, const Stats& time, double rate);
