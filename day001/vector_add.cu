@@ -55,18 +55,6 @@ __global__ void add_float4(const float* __restrict__ a, const float* __restrict_
 
 constexpr int kBlock = 256;
 
-// The grid of a grid-stride kernel: as many blocks as can be resident at once on every SM, as
-// the occupancy calculator says for this kernel. A fixed "8 blocks of 256 per SM" only fits a
-// kernel of at most 32 registers per thread; add_float4 needs more (40 with CUDA 13.0, so 6
-// blocks fit), and the other 2 blocks per SM would run afterwards as a second wave with a
-// quarter of the threads, too few to keep HBM busy: a quarter of the work at a lower bandwidth.
-template <class Kernel>
-unsigned resident_grid(Kernel kernel, int block, const gpu100::DeviceInfo& device) {
-  int per_sm = 0;
-  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, block, 0));
-  return unsigned(std::max(per_sm, 1) * device.sm_count);
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -74,8 +62,7 @@ int main(int argc, char** argv) {
   int64_t n = (int64_t(1) << 27) + 3;
   cli.size("n", n, 1'000'003, "number of elements");
   cli.kernels({"naive", "grid_stride", "float4"});
-  // a, b, c + the copy baseline's two buffers of 1.5 n floats, allocated while a, b, c live.
-  cli.device_bytes([&] { return 6.0 * double(n) * sizeof(float); });
+  cli.device_bytes([&] { return 3.0 * double(n) * sizeof(float); });
 
   return gpu100::run(cli, argc, argv, [&](gpu100::Context& ctx) {
     auto& report = ctx.report();
@@ -108,21 +95,20 @@ int main(int argc, char** argv) {
     };
     const Version versions[] = {
         {"naive", add_naive, gpu100::grid_for(n, kBlock)},
-        {"grid_stride", add_grid_stride, resident_grid(add_grid_stride, kBlock, ctx.device())},
-        {"float4", add_float4, resident_grid(add_float4, kBlock, ctx.device())},
+        // Grid-stride grids: as many blocks as fit on the SMs at once (occupancy calculator). A
+        // fixed "8 blocks of 256 per SM" fits only kernels of <= 32 registers; add_float4 needs
+        // 40 (CUDA 13.0), so 2 of 8 blocks per SM would run as a thin second wave.
+        {"grid_stride", add_grid_stride, gpu100::resident_grid(add_grid_stride, kBlock)},
+        {"float4", add_float4, gpu100::resident_grid(add_float4, kBlock)},
     };
     for (const auto& v : versions) {
-      if (!ctx.want(v.name)) continue;
-      auto launch = [&](cudaStream_t s) {
-        v.kernel<<<v.grid, kBlock, 0, s>>>(d_a.data(), d_b.data(), d_c.data(), n);
-        LAUNCH_CHECK();
-      };
-      d_c.poison();
-      launch(nullptr);
-      CUDA_CHECK(cudaDeviceSynchronize());
-      const auto check = gpu100::compare_exact(d_c.download(), ref);
-      const auto t = ctx.bench(launch);
-      report.add(v.name, t, gpu100::gbps(bytes, t.median_ms), check);
+      ctx.run_version(
+          v.name,
+          [&](cudaStream_t s) {
+            v.kernel<<<v.grid, kBlock, 0, s>>>(d_a.data(), d_b.data(), d_c.data(), n);
+            LAUNCH_CHECK();
+          },
+          [&] { d_c.poison(); }, [&] { return gpu100::compare_exact(d_c.download(), ref); }, bytes);
     }
   });
 }

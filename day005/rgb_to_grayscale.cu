@@ -112,16 +112,6 @@ __global__ void gray_wide(const uint8_t* __restrict__ rgb, uint8_t* __restrict__
 
 constexpr int kBlock = 256;
 
-// Blocks of `block` threads that can be resident at once on all SMs: the grid of a grid-stride
-// kernel. Asking the occupancy calculator (rather than assuming 8 blocks of 256 per SM) keeps it
-// one full wave even if a compiler version gives a kernel more than 32 registers per thread.
-template <class Kernel>
-unsigned resident_grid(Kernel kernel, int block, const gpu100::DeviceInfo& device) {
-  int per_sm = 0;
-  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, block, 0));
-  return unsigned(std::max(per_sm, 1) * device.sm_count);
-}
-
 template <class V>
 void launch_wide(const uint8_t* rgb, uint8_t* gray, int64_t n, unsigned grid, cudaStream_t s) {
   // Group g starts at byte 3 * sizeof(V) * g of rgb and sizeof(V) * g of gray: vector-aligned
@@ -148,8 +138,8 @@ int main(int argc, char** argv) {
   cli.size("width", width, 333, "image width in pixels", int64_t(1) << 24);
   cli.size("height", height, 211, "image height in pixels", int64_t(1) << 24);
   cli.kernels({"uchar3", "uchar4", "wide4", "wide16"});
-  // RGB (3n) + RGBX copy (4n) + gray (n) + the copy baseline's two buffers (2n each).
-  cli.device_bytes([&] { return 12.0 * double(width) * double(height); });
+  // RGB (3n) + RGBX copy (4n) + gray (n).
+  cli.device_bytes([&] { return 8.0 * double(width) * double(height); });
 
   return gpu100::run(cli, argc, argv, [&](gpu100::Context& ctx) {
     auto& report = ctx.report();
@@ -175,11 +165,10 @@ int main(int argc, char** argv) {
     ctx.copy_baseline(2 * count);
     const double bytes = 4.0 * double(n);  // useful traffic: 3 bytes read + 1 written per pixel
 
-    const auto& dev = ctx.device();
-    const unsigned grid_uchar3 = resident_grid(gray_uchar3, kBlock, dev);
-    const unsigned grid_uchar4 = resident_grid(gray_uchar4, kBlock, dev);
-    const unsigned grid_wide4 = resident_grid(gray_wide<uint32_t>, kBlock, dev);
-    const unsigned grid_wide16 = resident_grid(gray_wide<uint4>, kBlock, dev);
+    const unsigned grid_uchar3 = gpu100::resident_grid(gray_uchar3, kBlock);
+    const unsigned grid_uchar4 = gpu100::resident_grid(gray_uchar4, kBlock);
+    const unsigned grid_wide4 = gpu100::resident_grid(gray_wide<uint32_t>, kBlock);
+    const unsigned grid_wide16 = gpu100::resident_grid(gray_wide<uint4>, kBlock);
     const uint8_t* in = d_rgb.data();
     uint8_t* out = d_gray.data();
     struct Version {

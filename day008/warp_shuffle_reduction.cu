@@ -198,14 +198,6 @@ constexpr int64_t kWarpRowMaxCols = 2048;  // longer rows: a block per row
 // ---- host helpers -------------------------------------------------------------------------------
 constexpr double kBlockSumLevels = 10;  // 5 shuffle levels within a warp + 5 over <= 32 warps
 
-// A grid that fills the device: the blocks per SM the occupancy calculator allows for the kernel.
-template <class Kernel>
-int64_t resident_blocks(Kernel kernel, int block, int sm_count) {
-  int per_sm = 0;
-  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, block, 0));
-  return int64_t(std::max(per_sm, 1)) * sm_count;
-}
-
 // Inputs k/4, k uniform in 1..4: never zero, so every element counts, and short sums are exact.
 std::vector<float> quarters(size_t count, uint64_t seed) {
   const auto k = gpu100::random_ints(count, seed, 1, 4);
@@ -265,10 +257,10 @@ int main(int argc, char** argv) {
 
     // Grids that fill the device, capped so that no block is left without work at small n.
     const int64_t shuffle_grid =
-        std::min(resident_blocks(sum_warp_shuffle<kBlock>, kBlock, dev.sm_count),
+        std::min(int64_t(gpu100::resident_grid(sum_warp_shuffle<kBlock>, kBlock)),
                  gpu100::ceil_div<int64_t>(n, kBlock));
     const int64_t float4_grid = std::min(
-        resident_blocks(sum_float4<kBlock, kUnroll, Output::Partials>, kBlock, dev.sm_count),
+        int64_t(gpu100::resident_grid(sum_float4<kBlock, kUnroll, Output::Partials>, kBlock)),
         gpu100::ceil_div<int64_t>(n, 4 * kBlock));
     gpu100::DeviceBuffer<float> d_partials(size_t(std::max(shuffle_grid, float4_grid)));
 
@@ -390,10 +382,10 @@ int main(int argc, char** argv) {
       const int64_t threads_per_row = warp_rows ? 32 : kRowBlock;
       int64_t grid = 0;
       if (warp_rows)
-        grid = std::min(resident_blocks(row_sums_warp<kRowBlock>, kRowBlock, dev.sm_count),
+        grid = std::min(int64_t(gpu100::resident_grid(row_sums_warp<kRowBlock>, kRowBlock)),
                         gpu100::ceil_div<int64_t>(rows, kRowBlock / 32));
       else
-        grid = std::min(resident_blocks(row_sums_block<kRowBlock>, kRowBlock, dev.sm_count), rows);
+        grid = std::min(int64_t(gpu100::resident_grid(row_sums_block<kRowBlock>, kRowBlock)), rows);
       auto launch = [&](cudaStream_t s) {
         if (warp_rows)
           row_sums_warp<kRowBlock>

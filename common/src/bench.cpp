@@ -1,12 +1,15 @@
 #include "gpu100/bench.h"
 
 #include <algorithm>
+#include <map>
 #include <numeric>
 
 #include "gpu100/buffer.h"
 #include "gpu100/check.h"
 
 namespace gpu100 {
+
+void flush_l2_by_reading(const void* buffer, size_t bytes, int* sink, cudaStream_t stream);
 
 Stats summarize(std::vector<double> v) {
   Stats s;
@@ -23,23 +26,32 @@ Stats summarize(std::vector<double> v) {
 
 namespace {
 
-// Writing a buffer twice the size of L2 evicts whatever the previous run left there, so every
-// timed run starts from DRAM, the way a kernel inside a real program usually does.
+// Reading a buffer twice the size of L2 evicts whatever the previous run left there, so every
+// timed run starts from DRAM, the way a kernel inside a real program usually does. One buffer per
+// device (a program may time on more than one).
 class L2Flusher {
  public:
   void flush(cudaStream_t stream) {
-    if (!buffer_.size()) {
-      int dev = 0, l2 = 0;
-      CUDA_CHECK(cudaGetDevice(&dev));
+    int dev = 0;
+    CUDA_CHECK(cudaGetDevice(&dev));
+    auto& b = buffers_[dev];
+    if (!b.data.size()) {
+      int l2 = 0;
       CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
-      buffer_ = DeviceBuffer<unsigned char>(std::max<size_t>(2 * size_t(l2), 1 << 20));
+      b.data = DeviceBuffer<unsigned char>(std::max<size_t>(2 * size_t(l2), size_t(1) << 20));
+      b.sink = DeviceBuffer<int>(1);
+      b.data.zero();  // initialized once, so the reads are of defined memory (initcheck)
+      b.sink.zero();
     }
-    CUDA_CHECK(cudaMemsetAsync(buffer_.data(), value_++, buffer_.bytes(), stream));
+    flush_l2_by_reading(b.data.data(), b.data.bytes(), b.sink.data(), stream);
   }
 
  private:
-  DeviceBuffer<unsigned char> buffer_;
-  int value_ = 0;
+  struct Buffers {
+    DeviceBuffer<unsigned char> data;
+    DeviceBuffer<int> sink;
+  };
+  std::map<int, Buffers> buffers_;
 };
 
 class EventPair {
@@ -85,6 +97,11 @@ Stats benchmark(const std::function<void(cudaStream_t)>& fn, const BenchOptions&
 }
 
 CopyProbe measure_copy_bandwidth(size_t bytes, const BenchOptions& options) {
+  // Past a few times the L2 size, copy bandwidth no longer depends on the size; capping the probe
+  // keeps it from needing memory the day's own buffers already hold.
+  size_t free_bytes = 0, total_bytes = 0;
+  CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  bytes = std::max<size_t>(std::min({bytes, kMaxCopyProbeBytes, free_bytes / 4}), 1);
   DeviceBuffer<unsigned char> src(bytes), dst(bytes);
   CUDA_CHECK(cudaMemset(src.data(), 1, bytes));
   CopyProbe p;
@@ -93,6 +110,7 @@ CopyProbe measure_copy_bandwidth(size_t bytes, const BenchOptions& options) {
         CUDA_CHECK(cudaMemcpyAsync(dst.data(), src.data(), bytes, cudaMemcpyDeviceToDevice, s));
       },
       options);
+  p.bytes = bytes;
   p.gbps = gbps(2.0 * double(bytes), p.time.median_ms);
   return p;
 }

@@ -199,6 +199,10 @@ Stats Context::bench(const std::function<void(cudaStream_t)>& fn, bool flush_l2)
 CopyProbe Context::copy_baseline(size_t bytes) {
   CopyProbe p = measure_copy_bandwidth(bytes, bench_options(true));
   report_.baseline("copy", p.time, p.gbps);
+  report_.note(fmt::format("baseline 'copy': cudaMemcpy device to device of {:.1f} MiB (rate counts "
+                           "read + write){}",
+                           double(p.bytes) / (1 << 20),
+                           p.bytes < bytes ? ", capped: past a few L2 sizes the rate is flat" : ""));
   return p;
 }
 

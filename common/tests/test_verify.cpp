@@ -122,3 +122,9 @@ TEST(Verify, SummationBoundGrowsWithAdditions) {
   std::vector<float> close{500.0001f};
   EXPECT_TRUE(compare(close, ref, gpu100::summation_tolerance(10, 1000)).pass);
 }
+
+TEST(Verify, ExactFloatsCompareBitPatterns) {
+  std::vector<float> pos{0.0f, 1.0f}, neg{-0.0f, 1.0f};
+  EXPECT_FALSE(compare_exact(neg, pos).pass);  // -0 is not +0 bit for bit
+  EXPECT_TRUE(compare_exact(pos, pos).pass);
+}

@@ -20,7 +20,7 @@ Stats summarize(std::vector<double> samples_ms);
 struct BenchOptions {
   int warmup = 3;          // untimed runs first: clocks ramp, caches and TLBs warm, lazy loading
   int iters = 20;          // timed runs; the median is reported
-  bool flush_l2 = true;    // overwrite a buffer of twice the L2 size before each timed run
+  bool flush_l2 = true;    // read a buffer of twice the L2 size before each timed run
   cudaStream_t stream = nullptr;
 };
 
@@ -32,10 +32,14 @@ inline double gbps(double bytes, double ms) { return ms > 0 ? bytes / (ms * 1e6)
 inline double tflops(double flops, double ms) { return ms > 0 ? flops / (ms * 1e9) : 0.0; }
 
 // Device-to-device cudaMemcpy of `bytes`: the practical bandwidth ceiling memory-bound days
-// compare with. Rate counts read + write (2 * bytes).
+// compare with. Rate counts read + write (2 * bytes). The probe copies at most
+// kMaxCopyProbeBytes (and at most a quarter of the free memory): far beyond L2, where the rate no
+// longer depends on the size, and small enough that days need not count its buffers.
+constexpr size_t kMaxCopyProbeBytes = size_t(1) << 30;
 struct CopyProbe {
   Stats time;
   double gbps = 0;
+  size_t bytes = 0;  // what was actually copied
 };
 CopyProbe measure_copy_bandwidth(size_t bytes, const BenchOptions& options);
 

@@ -11,7 +11,10 @@ struct DeviceInfo {
   std::string name;
   int cc_major = 0, cc_minor = 0;
   int sm_count = 0;
-  int sm_clock_khz = 0;        // peak SM clock
+  // Peak (maximum boost) SM clock. Peaks computed from it are upper bounds: NVIDIA's datasheet
+  // tensor-core figures assume a lower clock (H100 SXM: 989 TFLOP/s at 1830 MHz, while this
+  // formula at the 1980 MHz boost clock gives 1070), so a "% of limit" here is conservative.
+  int sm_clock_khz = 0;
   int mem_clock_khz = 0;       // peak memory clock
   int mem_bus_bits = 0;
   size_t l2_bytes = 0;

@@ -6,6 +6,7 @@
 #include "gpu100/check.h"
 #include "gpu100/cli.h"
 #include "gpu100/device.h"
+#include "gpu100/launch.h"
 #include "gpu100/random.h"
 #include "gpu100/report.h"
 #include "gpu100/util.h"

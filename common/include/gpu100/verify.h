@@ -8,7 +8,9 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
+#include <type_traits>
 
 namespace gpu100 {
 
@@ -85,7 +87,17 @@ CheckResult compare(const VG& got, const VR& ref, Tolerance tol) {
   return compare(got.data(), ref.data(), got.size(), tol);
 }
 
-// Exact comparison with operator== (integers of any width, bytes, bit patterns).
+// Bit-exact comparison: integers with ==, floating-point values by their bit patterns (so -0 and
+// +0 differ, and a NaN never equals anything).
+template <class T>
+bool same_bits(const T& a, const T& b) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return std::memcmp(&a, &b, sizeof(T)) == 0;
+  } else {
+    return a == b;
+  }
+}
+
 template <class T>
 CheckResult compare_exact(const T* got, const T* ref, size_t n) {
   CheckResult r;
@@ -93,7 +105,7 @@ CheckResult compare_exact(const T* got, const T* ref, size_t n) {
   r.tolerance = "exact";
   r.count = int64_t(n);
   for (size_t i = 0; i < n; ++i) {
-    if (!(got[i] == ref[i])) {
+    if (!same_bits(got[i], ref[i])) {
       if (r.mismatches == 0) {
         r.worst_index = int64_t(i);
         r.worst_got = to_double(got[i]);
