@@ -184,12 +184,9 @@ int main(int argc, char** argv) {
     for (const auto& [name, launcher] : pitched_versions) {
       if (!ctx.want(name)) continue;
       auto launch = [&, launcher = launcher](cudaStream_t s) { launcher(d_a, d_b, d_c, s); };
-      d_c.poison();
-      launch(nullptr);
-      CUDA_CHECK(cudaDeviceSynchronize());
-      const auto check = gpu100::compare_exact(d_c.download(), ref);
-      const auto t = ctx.bench(launch);
-      report.add(name, t, gpu100::gbps(bytes, t.median_ms), check);
+      ctx.run_version(
+          name, launch, [&] { d_c.poison(); },
+          [&] { return gpu100::compare_exact(d_c.download(), ref); }, bytes);
     }
 
     if (ctx.want("flat")) {
@@ -199,12 +196,9 @@ int main(int argc, char** argv) {
         add_flat<<<grid, 256, 0, s>>>(f_a.data(), f_b.data(), f_c.data(), int64_t(count));
         LAUNCH_CHECK();
       };
-      f_c.poison();
-      launch(nullptr);
-      CUDA_CHECK(cudaDeviceSynchronize());
-      const auto check = gpu100::compare_exact(f_c.download(), ref);
-      const auto t = ctx.bench(launch);
-      report.add("flat", t, gpu100::gbps(bytes, t.median_ms), check);
+      ctx.run_version(
+          "flat", launch, [&] { f_c.poison(); },
+          [&] { return gpu100::compare_exact(f_c.download(), ref); }, bytes);
     }
   });
 }

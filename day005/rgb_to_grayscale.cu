@@ -191,13 +191,9 @@ int main(int argc, char** argv) {
         {"wide16", [&](cudaStream_t s) { launch_wide<uint4>(in, out, n, grid_wide16, s); }},
     };
     for (const auto& v : versions) {
-      if (!ctx.want(v.name)) continue;
-      d_gray.poison();
-      v.launch(nullptr);
-      CUDA_CHECK(cudaDeviceSynchronize());
-      const auto check = gpu100::compare_exact(d_gray.download(), ref);
-      const auto t = ctx.bench(v.launch);
-      report.add(v.name, t, gpu100::gbps(bytes, t.median_ms), check);
+      ctx.run_version(
+          v.name, v.launch, [&] { d_gray.poison(); },
+          [&] { return gpu100::compare_exact(d_gray.download(), ref); }, bytes);
     }
     report.note(
         "GB/s counts the useful 4 bytes per pixel for every version; uchar4 actually reads a "

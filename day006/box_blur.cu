@@ -289,13 +289,9 @@ int main(int argc, char** argv) {
          }},
     };
     for (const auto& v : versions) {
-      if (!ctx.want(v.name)) continue;
-      d_out.poison();
-      v.launch(nullptr);
-      CUDA_CHECK(cudaDeviceSynchronize());
-      const auto check = gpu100::compare_exact(d_out.download(), ref);
-      const auto t = ctx.bench(v.launch);
-      report.add(v.name, t, gpu100::gbps(bytes, t.median_ms), check);
+      ctx.run_version(
+          v.name, v.launch, [&] { d_out.poison(); },
+          [&] { return gpu100::compare_exact(d_out.download(), ref); }, bytes);
     }
     report.note(
         "GB/s counts 1 byte read + 1 byte written per pixel (useful traffic only; halo "

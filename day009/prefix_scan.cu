@@ -376,13 +376,10 @@ int main(int argc, char** argv) {
                   (cub_check.pass ? "equal to the CPU scan" : cub_check.describe()));
     }
 
-    auto run_version = [&](const char* name, const std::function<void(cudaStream_t)>& launch) {
-      d_out.poison();
-      launch(nullptr);
-      CUDA_CHECK(cudaDeviceSynchronize());
-      const auto check = gpu100::compare_exact(d_out.download(), ref);
-      const auto t = ctx.bench(launch);
-      report.add(name, t, gpu100::gbps(bytes, t.median_ms), check);
+    auto measure = [&](const char* name, const std::function<void(cudaStream_t)>& launch) {
+      ctx.run_version(
+          name, launch, [&] { d_out.poison(); },
+          [&] { return gpu100::compare_exact(d_out.download(), ref); }, bytes);
     };
 
     const Hierarchical hierarchical[] = {
@@ -397,7 +394,7 @@ int main(int argc, char** argv) {
     for (const auto& v : hierarchical) {
       if (!ctx.want(v.name)) continue;
       Levels levels(n, v.tile);
-      run_version(v.name, [&](cudaStream_t s) {
+      measure(v.name, [&](cudaStream_t s) {
         scan_hierarchical(v, d_in.data(), d_out.data(), n, levels, 0, s);
       });
       const int deep = int(levels.sums.size());
@@ -408,7 +405,7 @@ int main(int argc, char** argv) {
       constexpr int kTile = kCoarseBlock * kCoarseItems;
       const int64_t tiles = gpu100::ceil_div<int64_t>(n, kTile);
       gpu100::DeviceBuffer<unsigned long long> d_state(size_t(tiles) + 1);
-      run_version("decoupled_lookback", [&](cudaStream_t s) {
+      measure("decoupled_lookback", [&](cudaStream_t s) {
         // Resetting the counter and the tile states is part of every scan (CUB does the same
         // with a small init kernel), so it is inside the timed region.
         CUDA_CHECK(cudaMemsetAsync(d_state.data(), 0, d_state.bytes(), s));
