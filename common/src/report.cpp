@@ -134,8 +134,10 @@ void Report::print() const {
     } else {
       for (int i = 0; i < 4; ++i) r.push_back("-");
     }
-    if (have_limit) r.push_back(v.time.valid() ? num(100.0 * v.rate / limit_value_) : "-");
-    if (have_base) r.push_back(v.time.valid() ? num(v.rate / baseline_->rate) : "-");
+    if (have_limit)
+      r.push_back(v.time.valid() ? fmt::format("{:.1f}", 100.0 * v.rate / limit_value_) : "-");
+    if (have_base)
+      r.push_back(v.time.valid() ? fmt::format("{:.2f}", v.rate / baseline_->rate) : "-");
     if (is_base || !v.check.checked) {
       r.push_back("-");
       r.push_back("-");
