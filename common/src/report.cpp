@@ -120,7 +120,7 @@ void Report::print() const {
   Table t;
   t.columns = {"version", "median ms", "min ms", "max ms", unit_};
   if (have_limit) t.columns.push_back("% " + limit_label_);
-  if (have_base) t.columns.push_back("x " + baseline_->name);
+  if (have_base) t.columns.push_back((baseline_pct_ ? "% of " : "x ") + baseline_->name);
   for (const char* c : {"rel err", "max abs err", "check"}) t.columns.push_back(c);
 
   auto row = [&](const VersionResult& v, bool is_base) {
@@ -136,8 +136,12 @@ void Report::print() const {
     }
     if (have_limit)
       r.push_back(v.time.valid() ? fmt::format("{:.1f}", 100.0 * v.rate / limit_value_) : "-");
-    if (have_base)
-      r.push_back(v.time.valid() ? fmt::format("{:.2f}", v.rate / baseline_->rate) : "-");
+    if (have_base) {
+      const double x = v.rate / baseline_->rate;
+      r.push_back(!v.time.valid() ? "-"
+                  : baseline_pct_ ? fmt::format("{:.1f}", 100.0 * x)
+                                  : fmt::format("{:.2f}", x));
+    }
     if (is_base || !v.check.checked) {
       r.push_back("-");
       r.push_back("-");
@@ -215,6 +219,7 @@ std::string Report::json(const DeviceInfo* device) const {
       x["unit"] = unit_;
       x["pct_of_limit"] = limit_value_ > 0 ? jnum(100.0 * v.rate / limit_value_) : J(nullptr);
       x["x_baseline"] = base_rate > 0 ? jnum(v.rate / base_rate) : J(nullptr);
+      x["pct_of_baseline"] = base_rate > 0 ? jnum(100.0 * v.rate / base_rate) : J(nullptr);
     }
     x["rel_err"] = jnum(v.check.rel_err);
     x["max_abs_err"] = jnum(v.check.max_abs_err);

@@ -62,6 +62,7 @@ TEST(Report, JsonHasTheDesignKeysAndRatios) {
   EXPECT_DOUBLE_EQ(v["median_ms"].get<double>(), 1.0);
   EXPECT_DOUBLE_EQ(v["pct_of_limit"].get<double>(), 75.0);
   EXPECT_DOUBLE_EQ(v["x_baseline"].get<double>(), 1500.0 / 1600.0);
+  EXPECT_DOUBLE_EQ(v["pct_of_baseline"].get<double>(), 100.0 * 1500.0 / 1600.0);
   EXPECT_TRUE(j.contains("date"));
   EXPECT_TRUE(j.contains("commit"));
 }

@@ -58,6 +58,9 @@ class Report {
   void limit(const std::string& kind, double value, const std::string& label);
   // The vendor/baseline measurement of the same run; "x baseline" divides by its rate.
   void baseline(const std::string& name, const Stats& time, double rate);
+  // Show the comparison with the baseline as "% of <name>" (one decimal) instead of "x <name>"
+  // (the GEMM days speak of % of cuBLAS). The JSON has both x_baseline and pct_of_baseline.
+  void baseline_as_percent(bool on = true) { baseline_pct_ = on; }
   // One kernel version: its time, rate and check.
   void add(const std::string& name, const Stats& time, double rate, const CheckResult& check);
   // A version that is checked but not timed (property tables, device queries).
@@ -88,6 +91,7 @@ class Report {
   std::string limit_kind_, limit_label_;
   double limit_value_ = 0;
   double intensity_ = -1;
+  bool baseline_pct_ = false;
   std::optional<VersionResult> baseline_;
   std::vector<VersionResult> versions_;
   std::vector<std::string> notes_;

@@ -1,0 +1,120 @@
+// What the matrix-multiplication days (Part II and later GEMM users) share: the row-major
+// convention, cuBLAS as the baseline, the CPU check at sampled entries, and the --sweep table.
+// Link it with `LIBS gpu100_gemm` in the day's gpu100_day() call (it brings cuBLAS with it).
+//
+// Convention (every GEMM day): row-major. C[M x N] = alpha * A[M x K] * B[K x N] + beta * C,
+// A with leading dimension K, B with N, C with N. cuBLAS is column-major; a row-major matrix read
+// as column-major is its transpose, so cuBLAS computes the row-major C as C^T = B^T * A^T: call it
+// with the operands swapped (B first) and M and N swapped. No copies, no transposes.
+#pragma once
+#include <cublas_v2.h>
+#include <cuda_fp16.h>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "gpu100/cli.h"
+#include "gpu100/verify.h"
+
+namespace gpu100 {
+
+inline double gemm_flops(int64_t m, int64_t n, int64_t k) { return 2.0 * double(m) * n * k; }
+
+// A cuBLAS handle (RAII). FP32 GEMMs stay FP32: the default math mode, with TF32 tensor-core
+// math not allowed (CUBLAS_DEFAULT_MATH; NVIDIA_TF32_OVERRIDE=1 in the environment would change
+// that, and the constructor refuses to run under it so a baseline cannot silently become TF32).
+class CublasHandle {
+ public:
+  CublasHandle();
+  ~CublasHandle();
+  CublasHandle(const CublasHandle&) = delete;
+  CublasHandle& operator=(const CublasHandle&) = delete;
+  cublasHandle_t get() const { return handle_; }
+  operator cublasHandle_t() const { return handle_; }
+  void set_stream(cudaStream_t stream);
+
+ private:
+  cublasHandle_t handle_ = nullptr;
+};
+
+// Row-major C = alpha * A * B + beta * C through cuBLAS (operands swapped, see above).
+void sgemm_row_major(cublasHandle_t h, int64_t m, int64_t n, int64_t k, float alpha,
+                     const float* A, const float* B, float beta, float* C);
+// fp16 inputs, fp32 accumulation (CUBLAS_COMPUTE_32F), output fp32 or fp16.
+void hgemm_row_major(cublasHandle_t h, int64_t m, int64_t n, int64_t k, float alpha,
+                     const __half* A, const __half* B, float beta, float* C);
+void hgemm_row_major(cublasHandle_t h, int64_t m, int64_t n, int64_t k, float alpha,
+                     const __half* A, const __half* B, float beta, __half* C);
+
+// The tolerance of one fp32-accumulated dot product of length k with inputs of either sign, as
+// the kernels here compute it (a running sum, or a few partial sums added at the end). Each of the
+// k roundings is at most u|partial sum| with u = 2^-24; with random signs the errors add like a
+// random walk, so the expected relative error of an entry is about u * sqrt(k) / 2 and the
+// relative L2 error over many entries about the same. The bound below is 8x that (never below
+// the FP32 tolerance), loose enough for any summation order and tight enough that one wrong
+// product term out of k (relative size ~1/sqrt(k)) fails. `output_rounding` adds the unit
+// roundoff of a narrower output type (2^-11 for fp16 C).
+Tolerance gemm_tolerance(int64_t k, double output_rounding = 0);
+
+// Row-major fp16 helpers for the fp16 days: the halves, and the exact float values they hold
+// (what the CPU reference must multiply, not the floats before rounding).
+std::vector<__half> to_half(const std::vector<float>& x);
+std::vector<float> half_values(const std::vector<__half>& x);
+
+// Which entries of an M x N result to check: every entry when M*N*K <= full_limit multiply-adds
+// (the --quick sizes), else `samples` entries: the four corners, the last row and column (where
+// partial tiles are) and random entries from the seed.
+std::vector<std::pair<int64_t, int64_t>> gemm_check_points(int64_t m, int64_t n, int64_t k,
+                                                           uint64_t seed, int64_t samples = 4096,
+                                                           double full_limit = double(1 << 27));
+
+// Compares C (host copy of the GPU result, row-major, ldc = n) with alpha*A*B + beta*C0 computed
+// in double at gemm_check_points(). A, B (and C0 when beta != 0) are the host inputs, row-major.
+template <class TC>
+CheckResult check_gemm(const TC* C, const float* A, const float* B, int64_t m, int64_t n,
+                       int64_t k, Tolerance tol, uint64_t seed, float alpha = 1.0f,
+                       float beta = 0.0f, const float* C0 = nullptr) {
+  ErrorStats s(tol);
+  for (const auto& [i, j] : gemm_check_points(m, n, k, seed)) {
+    double ref = 0;
+    for (int64_t p = 0; p < k; ++p) ref += double(A[i * k + p]) * double(B[p * n + j]);
+    ref *= alpha;
+    if (beta != 0.0f) ref += double(beta) * double(C0[i * n + j]);
+    s.add(to_double(C[i * n + j]), ref, i * n + j);
+  }
+  return s.finish();
+}
+
+// --sweep: one GEMM version against its baseline over square sizes (256 ... 8192 by default).
+// A launcher computes C = A * B (alpha 1, beta 0) for the given shape on the given stream.
+enum class GemmDtype { F32, F16 };
+struct GemmOperands {
+  int64_t m, n, k;
+  const void* A;  // float* or __half*, by the sweep's input type
+  const void* B;
+  void* C;        // float* or __half*, by the sweep's output type
+};
+using GemmLauncher = std::function<void(const GemmOperands&, cudaStream_t)>;
+
+struct GemmSweep {
+  std::string version;           // e.g. "warptile"
+  GemmLauncher launch;
+  std::string baseline;          // e.g. "cublasSgemm"
+  GemmLauncher baseline_launch;
+  GemmDtype input = GemmDtype::F32;
+  GemmDtype output = GemmDtype::F32;
+  std::vector<int64_t> sizes = {256, 512, 1024, 2048, 4096, 8192};
+};
+
+// For each size: random inputs from the seed, the version run once and its output checked at
+// sampled entries (gemm_tolerance), then both timed (median of CUDA events; fewer repeats for slow
+// runs, at least 3). Adds the table "<version> vs <baseline> by size" (size | ms | TFLOP/s | ms |
+// TFLOP/s | % of baseline) and one checked row "sweep <version>" to the report. Sizes whose three
+// matrices do not fit in free device memory are left out with a note. Returns whether every
+// size passed.
+bool gemm_sweep(Context& ctx, const GemmSweep& sweep);
+
+}  // namespace gpu100

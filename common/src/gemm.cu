@@ -1,0 +1,230 @@
+#include "gpu100/gemm.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <stdexcept>
+
+#include "gpu100/bench.h"
+#include "gpu100/buffer.h"
+#include "gpu100/check.h"
+#include "gpu100/random.h"
+#include "gpu100/report.h"
+
+namespace gpu100 {
+
+CublasHandle::CublasHandle() {
+  if (const char* o = std::getenv("NVIDIA_TF32_OVERRIDE"); o && std::string(o) == "1")
+    throw std::runtime_error(
+        "NVIDIA_TF32_OVERRIDE=1 would turn the FP32 cuBLAS baseline into TF32; unset it");
+  CUBLAS_CHECK(cublasCreate(&handle_));
+  CUBLAS_CHECK(cublasSetMathMode(handle_, CUBLAS_DEFAULT_MATH));
+}
+
+CublasHandle::~CublasHandle() {
+  if (handle_) cublasDestroy(handle_);
+}
+
+void CublasHandle::set_stream(cudaStream_t stream) { CUBLAS_CHECK(cublasSetStream(handle_, stream)); }
+
+namespace {
+int narrow(int64_t v, const char* what) {
+  if (v <= 0 || v > INT32_MAX)
+    throw std::invalid_argument(fmt::format("cuBLAS GEMM: {} = {} out of int range", what, v));
+  return int(v);
+}
+}  // namespace
+
+void sgemm_row_major(cublasHandle_t h, int64_t m, int64_t n, int64_t k, float alpha,
+                     const float* A, const float* B, float beta, float* C) {
+  const int M = narrow(m, "m"), N = narrow(n, "n"), K = narrow(k, "k");
+  // Column-major view: C^T (N x M) = B^T (N x K) * A^T (K x M).
+  CUBLAS_CHECK(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &alpha, B, N, A, K, &beta, C, N));
+}
+
+static void hgemm_ex(cublasHandle_t h, int64_t m, int64_t n, int64_t k, float alpha,
+                     const __half* A, const __half* B, float beta, void* C, cudaDataType ctype) {
+  const int M = narrow(m, "m"), N = narrow(n, "n"), K = narrow(k, "k");
+  CUBLAS_CHECK(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &alpha, B, CUDA_R_16F, N, A,
+                            CUDA_R_16F, K, &beta, C, ctype, N, CUBLAS_COMPUTE_32F,
+                            CUBLAS_GEMM_DEFAULT));
+}
+
+void hgemm_row_major(cublasHandle_t h, int64_t m, int64_t n, int64_t k, float alpha,
+                     const __half* A, const __half* B, float beta, float* C) {
+  hgemm_ex(h, m, n, k, alpha, A, B, beta, C, CUDA_R_32F);
+}
+
+void hgemm_row_major(cublasHandle_t h, int64_t m, int64_t n, int64_t k, float alpha,
+                     const __half* A, const __half* B, float beta, __half* C) {
+  hgemm_ex(h, m, n, k, alpha, A, B, beta, C, CUDA_R_16F);
+}
+
+Tolerance gemm_tolerance(int64_t k, double output_rounding) {
+  const double u = std::ldexp(1.0, -24);
+  const double walk = u * std::sqrt(double(std::max<int64_t>(k, 1)));
+  const double rel = std::max(1e-5, 4.0 * walk) + output_rounding;
+  const double max_abs = std::max(1e-4, 16.0 * walk) + 2.0 * output_rounding;
+  return {rel, max_abs, false, "gemm fp32-accumulate"};
+}
+
+std::vector<__half> to_half(const std::vector<float>& x) {
+  std::vector<__half> h(x.size());
+  for (size_t i = 0; i < x.size(); ++i) h[i] = __float2half_rn(x[i]);
+  return h;
+}
+
+std::vector<float> half_values(const std::vector<__half>& x) {
+  std::vector<float> f(x.size());
+  for (size_t i = 0; i < x.size(); ++i) f[i] = __half2float(x[i]);
+  return f;
+}
+
+std::vector<std::pair<int64_t, int64_t>> gemm_check_points(int64_t m, int64_t n, int64_t k,
+                                                           uint64_t seed, int64_t samples,
+                                                           double full_limit) {
+  std::vector<std::pair<int64_t, int64_t>> pts;
+  if (double(m) * double(n) * double(k) <= full_limit) {
+    pts.reserve(size_t(m * n));
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) pts.emplace_back(i, j);
+    return pts;
+  }
+  // Edges first: partial tiles live in the last rows and columns.
+  const int64_t edge = std::min<int64_t>(samples / 4, 256);
+  pts.emplace_back(0, 0);
+  pts.emplace_back(0, n - 1);
+  pts.emplace_back(m - 1, 0);
+  pts.emplace_back(m - 1, n - 1);
+  for (int64_t t = 0; t < edge; ++t) {
+    const uint64_t r = mix64(seed ^ (0xE1u + uint64_t(t) * 0x9E37u));
+    pts.emplace_back(m - 1, int64_t(r % uint64_t(n)));
+    pts.emplace_back(int64_t((r >> 32) % uint64_t(m)), n - 1);
+  }
+  while (int64_t(pts.size()) < samples) {
+    const uint64_t r = mix64(seed + 0x5A5Au + pts.size() * 0x632BE59BD9B4E019ull);
+    pts.emplace_back(int64_t(r % uint64_t(m)), int64_t((r >> 21) % uint64_t(n)));
+  }
+  return pts;
+}
+
+namespace {
+
+size_t dtype_bytes(GemmDtype t) { return t == GemmDtype::F32 ? 4 : 2; }
+const char* dtype_name(GemmDtype t) { return t == GemmDtype::F32 ? "fp32" : "fp16"; }
+
+// Device inputs of one size plus the exact float values they hold (for the CPU check).
+struct SweepInputs {
+  std::vector<float> a, b;
+  DeviceBuffer<unsigned char> A, B, C;
+};
+
+SweepInputs make_inputs(int64_t s, GemmDtype in, GemmDtype out, uint64_t seed) {
+  SweepInputs x;
+  const size_t count = size_t(s) * size_t(s);
+  x.a = random_floats(count, seed ^ 0xA11CEu);
+  x.b = random_floats(count, seed ^ 0xB0B5u);
+  x.A = DeviceBuffer<unsigned char>(count * dtype_bytes(in));
+  x.B = DeviceBuffer<unsigned char>(count * dtype_bytes(in));
+  x.C = DeviceBuffer<unsigned char>(count * dtype_bytes(out));
+  if (in == GemmDtype::F16) {
+    auto ha = to_half(x.a), hb = to_half(x.b);
+    x.a = half_values(ha);
+    x.b = half_values(hb);
+    CUDA_CHECK(cudaMemcpy(x.A.data(), ha.data(), x.A.bytes(), cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemcpy(x.B.data(), hb.data(), x.B.bytes(), cudaMemcpyHostToDevice));
+  } else {
+    CUDA_CHECK(cudaMemcpy(x.A.data(), x.a.data(), x.A.bytes(), cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemcpy(x.B.data(), x.b.data(), x.B.bytes(), cudaMemcpyHostToDevice));
+  }
+  return x;
+}
+
+// Fewer repeats when one run is long: about a second of timed runs, at least 3.
+BenchOptions sweep_options(const Context& ctx, const GemmLauncher& launch,
+                           const GemmOperands& ops) {
+  BenchOptions o = ctx.bench_options(true);
+  cudaEvent_t t0, t1;
+  CUDA_CHECK(cudaEventCreate(&t0));
+  CUDA_CHECK(cudaEventCreate(&t1));
+  CUDA_CHECK(cudaEventRecord(t0));
+  launch(ops, nullptr);
+  CUDA_CHECK(cudaEventRecord(t1));
+  CUDA_CHECK(cudaEventSynchronize(t1));
+  float ms = 0;
+  CUDA_CHECK(cudaEventElapsedTime(&ms, t0, t1));
+  CUDA_CHECK(cudaEventDestroy(t0));
+  CUDA_CHECK(cudaEventDestroy(t1));
+  if (ms > 0) o.iters = std::clamp(int(1000.0 / ms), std::min(3, o.iters), o.iters);
+  o.warmup = std::min(o.warmup, 2);
+  return o;
+}
+
+}  // namespace
+
+bool gemm_sweep(Context& ctx, const GemmSweep& sw) {
+  Table t;
+  t.title = fmt::format("{} vs {} by size", sw.version, sw.baseline);
+  t.columns = {"size (m=n=k)", sw.version + " ms", sw.version + " TFLOP/s", sw.baseline + " ms",
+               sw.baseline + " TFLOP/s", "% of " + sw.baseline};
+  CheckResult all;
+  bool first = true;
+  for (int64_t s : sw.sizes) {
+    size_t free_b = 0, total_b = 0;
+    CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+    const double need = double(s) * s * (2.0 * dtype_bytes(sw.input) + dtype_bytes(sw.output));
+    if (need > 0.8 * double(free_b)) {
+      ctx.report().note(fmt::format("sweep: size {} left out ({:.1f} GiB needed, {:.1f} GiB free)",
+                                    s, need / (1 << 30), double(free_b) / (1 << 30)));
+      continue;
+    }
+    SweepInputs x = make_inputs(s, sw.input, sw.output, ctx.seed() + uint64_t(s));
+    GemmOperands ops{s, s, s, x.A.data(), x.B.data(), x.C.data()};
+
+    x.C.poison();
+    sw.launch(ops, nullptr);
+    CUDA_CHECK(cudaGetLastError());
+    CUDA_CHECK(cudaDeviceSynchronize());
+    CheckResult c;
+    const Tolerance tol =
+        gemm_tolerance(s, sw.output == GemmDtype::F16 ? std::ldexp(1.0, -11) : 0.0);
+    if (sw.output == GemmDtype::F16) {
+      std::vector<__half> h(size_t(s) * s);
+      CUDA_CHECK(cudaMemcpy(h.data(), x.C.data(), x.C.bytes(), cudaMemcpyDeviceToHost));
+      c = check_gemm(h.data(), x.a.data(), x.b.data(), s, s, s, tol, ctx.seed());
+    } else {
+      std::vector<float> h(size_t(s) * s);
+      CUDA_CHECK(cudaMemcpy(h.data(), x.C.data(), x.C.bytes(), cudaMemcpyDeviceToHost));
+      c = check_gemm(h.data(), x.a.data(), x.b.data(), s, s, s, tol, ctx.seed());
+    }
+    if (!c.pass)
+      ctx.report().note(fmt::format("sweep: {} at size {}: {}", sw.version, s, c.describe()));
+    all = first ? c : combine(all, c);
+    first = false;
+
+    auto run = [&](const GemmLauncher& f) {
+      return benchmark([&](cudaStream_t st) { f(ops, st); }, sweep_options(ctx, f, ops));
+    };
+    const Stats tv = run(sw.launch);
+    const Stats tb = run(sw.baseline_launch);
+    const double fl = gemm_flops(s, s, s);
+    const double rv = tflops(fl, tv.median_ms), rb = tflops(fl, tb.median_ms);
+    t.add_row({Cell(static_cast<long long>(s)), Cell(tv.median_ms), Cell(rv), Cell(tb.median_ms),
+               Cell(rb), Cell(rb > 0 ? 100.0 * rv / rb : 0.0)});
+  }
+  ctx.report().note(fmt::format("sweep: {} inputs, {} output, C = A*B; {} checked at sampled "
+                                "entries of every size",
+                                dtype_name(sw.input), dtype_name(sw.output), sw.version));
+  ctx.report().table(std::move(t));
+  if (first) {
+    all.checked = true;
+    all.pass = false;
+    all.tolerance = "no size fit in device memory";
+  }
+  ctx.report().add_check("sweep " + sw.version, all);
+  return all.pass;
+}
+
+}  // namespace gpu100
