@@ -266,6 +266,12 @@ int run(Cli& cli, int argc, char** argv, const std::function<void(Context&)>& bo
                  cli.required_cc() / 10, cli.required_cc() % 10, dev.name, dev.cc_string());
       return kSkip;
     }
+    for (const auto& check : cli.device_checks()) {
+      if (std::string why = check(dev); !why.empty()) {
+        fmt::print("SKIP: {}: {}\n", cli.day(), why);
+        return kSkip;
+      }
+    }
     const double need = cli.estimated_device_bytes();
     if (need > 0.95 * double(dev.free_mem)) {
       fmt::print(stderr, "{} (see --help)\n",

@@ -63,6 +63,14 @@ class Cli {
   void device_bytes(std::function<double()> estimate);
   // Minimum compute capability (e.g. 90); below it the program skips with exit 77.
   void min_cc(int cc) { min_cc_ = cc; }
+  // A feature the day needs from the device found (e.g. cooperative launch): return "" when the
+  // device has it, else the reason, and the program prints "SKIP: <reason>" and exits 77.
+  void require_device(std::function<std::string(const DeviceInfo&)> check) {
+    device_checks_.push_back(std::move(check));
+  }
+  const std::vector<std::function<std::string(const DeviceInfo&)>>& device_checks() const {
+    return device_checks_;
+  }
   // Extra validation after parsing (relations between options); return "" when fine, else
   // the message of the exit-2 error.
   void validate(std::function<std::string()> check);
@@ -103,6 +111,7 @@ class Cli {
   std::function<double()> estimate_;
   std::vector<std::function<std::string()>> validators_;
   int min_cc_ = 0;
+  std::vector<std::function<std::string(const DeviceInfo&)>> device_checks_;
 };
 
 // What a day's body gets: the device, the selected options, the report and timing helpers.
