@@ -5,7 +5,8 @@
   roofline.png  achieved GFLOP/s against arithmetic intensity (days that report one), under the
                 roofline of the device's DRAM bandwidth and FP32 peak
   dayNNN-<table>.png  every table a day saved whose first column is numeric (sweeps): one line
-                per numeric column against the first
+                per numeric column against the first, one panel per unit
+  gemm_sweep.png the GEMM days' --sweep curves: best version as % of cuBLAS by size
 
 Needs matplotlib (pip install matplotlib). Usage: scripts/plot.py results/<gpu>
 """
@@ -21,6 +22,15 @@ try:
 except ImportError:
     print("matplotlib is not installed: pip install matplotlib", file=sys.stderr)
     sys.exit(1)
+
+
+def unit_of(column):
+    """The unit a column is in: '%' for percentages, else its last word outside parentheses
+    ('warptile TFLOP/s' -> 'TFLOP/s', 'cycles (.ca)' -> 'cycles')."""
+    if column.startswith("%"):
+        return "%"
+    words = re.sub(r"\([^)]*\)", "", column).split()
+    return words[-1] if words else column
 
 
 def best(doc):
@@ -93,27 +103,59 @@ def main(argv):
         fig.savefig(out / "roofline.png", dpi=120)
         plt.close(fig)
 
+    sweeps = []  # (day, version, sizes, % of baseline) from the GEMM days' --sweep tables
     for d in docs:
         for t in d.get("tables", []):
             rows = t.get("rows", [])
             if len(rows) < 2 or not all(isinstance(r[0], (int, float)) for r in rows):
                 continue
             cols = [c for c in range(1, len(t["columns"]))
-                    if all(isinstance(r[c], (int, float)) for r in rows if c < len(r))]
+                    if all(c < len(r) and isinstance(r[c], (int, float)) for r in rows)]
             if not cols:
                 continue
-            fig, ax = plt.subplots(figsize=(7, 4.5))
             xs = [r[0] for r in rows]
+            if t["title"].endswith("by size"):
+                pc = [c for c in cols if t["columns"][c].startswith("% of")]
+                if pc:
+                    sweeps.append((d["day"], t["title"].split(" vs ")[0], xs,
+                                   [r[pc[0]] for r in rows]))
+            # One panel per unit, so that ms, TFLOP/s and % never share an axis.
+            groups = {}
             for c in cols:
-                ax.plot(xs, [r[c] for r in rows], marker="o", label=t["columns"][c])
-            ax.set_xlabel(t["columns"][0])
-            ax.set_title(f"{d['day']} {t['title']}")
-            if len(cols) > 1:
-                ax.legend()
+                groups.setdefault(unit_of(t["columns"][c]), []).append(c)
+            fig, axes = plt.subplots(len(groups), 1, figsize=(7, 3.2 * len(groups) + 0.8),
+                                     sharex=True, squeeze=False)
+            for ax, (unit, cs) in zip(axes[:, 0], groups.items()):
+                for c in cs:
+                    ax.plot(xs, [r[c] for r in rows], marker="o", label=t["columns"][c])
+                ax.set_ylabel(unit if len(cs) > 1 else t["columns"][cs[0]])
+                if len(cs) > 1:
+                    ax.legend(fontsize=8)
+                ax.grid(True, alpha=0.3)
+            bottom = axes[-1, 0]
+            if min(xs) > 0 and max(xs) / min(xs) >= 16:
+                bottom.set_xscale("log", base=2)
+            bottom.set_xlabel(t["columns"][0])
+            axes[0, 0].set_title(f"{d['day']} {t['title']}")
             fig.tight_layout()
             slug = re.sub(r"[^a-z0-9]+", "-", t["title"].lower()).strip("-")[:40] or "table"
             fig.savefig(out / f"{d['day']}-{slug}.png", dpi=120)
             plt.close(fig)
+
+    if sweeps:
+        fig, ax = plt.subplots(figsize=(7, 4.5))
+        for day, version, xs, pct in sweeps:
+            ax.plot(xs, pct, marker="o", label=f"{day[3:]} {version}")
+        ax.axhline(100, color="k", lw=0.8)
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("square size m = n = k")
+        ax.set_ylabel("% of cuBLAS (same run)")
+        ax.set_title(f"GEMM days, best version vs cuBLAS: {device.get('name', '')}")
+        ax.legend(fontsize=8)
+        ax.grid(True, alpha=0.3)
+        fig.tight_layout()
+        fig.savefig(out / "gemm_sweep.png", dpi=120)
+        plt.close(fig)
     print(f"plots written to {out}")
     return 0
 
