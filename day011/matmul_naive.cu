@@ -1,0 +1,192 @@
+// Day 011 - naive matrix multiplication: C = A * B in FP32, one thread per output element
+//
+// The first GEMM of the course, and the first lesson of Part II: the same arithmetic runs at very
+// different speeds depending only on which thread computes which output. Every thread here does
+// the whole dot product of one row of A with one column of B (2K FLOPs, 2K loads), so no data is
+// shared between threads on purpose; what differs between the two versions is how the 32 lanes
+// of a warp line up against the row-major matrices, and so how many memory transactions each
+// warp-wide load and store costs.
+//
+// Convention (all of Part II): row-major, C[M x N] = A[M x K] * B[K x N], leading dimensions
+// K, N and N. M, N and K are arbitrary (1 x 1 x 1, odd sizes, no multiple of any block).
+//
+// Versions (blocks of 32 x 8 threads)
+//   naive      thread x -> row of C, thread y -> column (the "obvious" transcription of
+//              i = blockIdx.x * blockDim.x + threadIdx.x used as the row index). The 32 lanes of
+//              a warp share threadIdx.y, so they hold 32 consecutive ROWS and one column:
+//                A[row][p]: 32 addresses K floats apart -> 32 sectors (32 bytes each) per warp
+//                           load, 4 useful bytes in each: uncoalesced.
+//                B[p][col]: one address for the whole warp -> a broadcast; 4 useful bytes per
+//                           request where a coalesced request delivers 128.
+//                C[row][col]: the store, like A, hits 32 rows: 32 sectors for 128 bytes.
+//              What rescues it partly is L1: the sector a lane fetched for A[row][p] also holds
+//              A[row][p+1 .. p+7], so the next 7 iterations may hit in L1, if the 32 x 32 bytes
+//              per warp (times every warp on the SM) are not evicted first.
+//   coalesced  thread x -> column of C, thread y -> row. Now a warp holds 32 consecutive
+//              COLUMNS of one row:
+//                A[row][p]:   one address -> broadcast.
+//                B[p][col]:   32 consecutive floats -> 128 bytes, 4 sectors, every byte used.
+//                C[row][col]: 128 contiguous bytes -> one fully coalesced store.
+//              Same FLOPs, same instructions, many fewer transactions; the B stream (the one that
+//              changes every iteration) is now read at full sector efficiency.
+//
+// Both are far from cuBLAS: each FMA needs 8 bytes loaded (through L1/L2), while the SM can
+// do 128 FMAs per clock and load ~128 bytes per clock from L1. Days 012-018 raise the FLOPs per
+// loaded byte (shared-memory tiles, then register tiles) until the FMA units are the limit.
+//
+// Grid: x covers the dimension the threads' x index walks (rows for naive, columns for
+// coalesced) and can be 2^31 - 1 blocks long; y is capped at 65535 blocks and the kernel loops
+// over the rest, so any M and N work.
+//
+// Check: check_gemm (double reference; every entry at --quick sizes, ~4096 sampled entries incl.
+// the last row and column at large ones) with gemm_tolerance(K). Baseline: cublasSgemm (plain
+// FP32, no TF32) on the same inputs in the same run; the table shows "% of cublasSgemm".
+//
+// Run:  build/bin/day011 [--m 4096 --n 4096 --k 4096] [--kernel coalesced] [--sweep]
+//       [--json out.json]      (--sweep: the fastest version vs cuBLAS at 256..8192)
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gpu100/gemm.h"
+#include "gpu100/gpu100.h"
+
+namespace {
+
+constexpr int kBlockX = 32;  // one warp along x
+constexpr int kBlockY = 8;
+// Sizes stay below 2^30 so that tile indices plus a tile edge never overflow a 32-bit int; the
+// element offsets (row * K can pass 2^31 long before that) are 64-bit.
+constexpr int64_t kMaxDim = int64_t(1) << 30;
+
+// kColumnsAlongX = false: naive (x -> row); true: coalesced (x -> column).
+template <bool kColumnsAlongX>
+__global__ void __launch_bounds__((kBlockX * kBlockY))
+    matmul_naive(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,
+                 int M, int N, int K) {
+  const int x = blockIdx.x * blockDim.x + threadIdx.x;
+  const int x_extent = kColumnsAlongX ? N : M;
+  const int y_extent = kColumnsAlongX ? M : N;
+  if (x >= x_extent) return;  // no barriers in this kernel, so an early exit is safe
+  for (int y = blockIdx.y * blockDim.y + threadIdx.y; y < y_extent; y += gridDim.y * blockDim.y) {
+    const int row = kColumnsAlongX ? y : x;
+    const int col = kColumnsAlongX ? x : y;
+    const float* a = A + int64_t(row) * K;  // walks along a row of A
+    const float* b = B + col;               // walks down a column of B, N floats per step
+    float acc = 0.0f;
+    for (int p = 0; p < K; ++p) acc = fmaf(a[p], b[int64_t(p) * N], acc);
+    C[int64_t(row) * N + col] = acc;
+  }
+}
+
+template <bool kColumnsAlongX>
+void launch_naive(const gpu100::GemmOperands& o, cudaStream_t s) {
+  const int64_t x_extent = kColumnsAlongX ? o.n : o.m;
+  const int64_t y_extent = kColumnsAlongX ? o.m : o.n;
+  const dim3 block(kBlockX, kBlockY);
+  const dim3 grid(gpu100::grid_for(x_extent, kBlockX),
+                  unsigned(std::min<int64_t>(gpu100::ceil_div<int64_t>(y_extent, kBlockY),
+                                             gpu100::kMaxGridDimY)));
+  matmul_naive<kColumnsAlongX>
+      <<<grid, block, 0, s>>>(static_cast<const float*>(o.A), static_cast<const float*>(o.B),
+                              static_cast<float*>(o.C), int(o.m), int(o.n), int(o.k));
+  LAUNCH_CHECK();
+}
+
+struct Version {
+  const char* name;
+  gpu100::GemmLauncher launch;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  gpu100::Cli cli(
+      "C = A * B in fp32 (row-major): naive (thread x -> row) and coalesced (thread x -> column) "
+      "kernels vs cublasSgemm");
+  int64_t m = 4096, n = 4096, k = 4096;
+  cli.size("m", m, 257, "rows of A and C", kMaxDim);
+  cli.size("n", n, 131, "columns of B and C", kMaxDim);
+  cli.size("k", k, 67, "columns of A, rows of B", kMaxDim);
+  bool sweep = false;
+  cli.flag("sweep", sweep,
+           "also run the fastest version and cublasSgemm at square sizes 256..8192 (gemm_sweep)");
+  const std::vector<Version> versions = {
+      {"naive", launch_naive<false>},
+      {"coalesced", launch_naive<true>},
+  };
+  std::vector<std::string> names;
+  for (const auto& v : versions) names.push_back(v.name);
+  cli.kernels(names);
+  cli.device_bytes([&] { return 4.0 * (double(m) * k + double(k) * n + double(m) * n); });
+
+  return gpu100::run(cli, argc, argv, [&](gpu100::Context& ctx) {
+    auto& report = ctx.report();
+    report.problem("m", double(m));
+    report.problem("n", double(n));
+    report.problem("k", double(k));
+    report.unit("TFLOP/s");
+    report.limit("fp32_tflops", ctx.device().peak_fp32_tflops(), "FP32 peak");
+    const double flops = gpu100::gemm_flops(m, n, k);
+    // The least DRAM traffic any GEMM needs: read A and B once, write C once.
+    report.intensity(flops / (4.0 * (double(m) * k + double(k) * n + double(m) * n)));
+
+    const auto a = gpu100::random_floats(size_t(m * k), ctx.seed(), -1.0f, 1.0f);
+    const auto b = gpu100::random_floats(size_t(k * n), ctx.seed() + 1, -1.0f, 1.0f);
+    gpu100::DeviceBuffer<float> d_a(a), d_b(b), d_c(size_t(m * n));
+    const gpu100::GemmOperands ops{m, n, k, d_a.data(), d_b.data(), d_c.data()};
+    const gpu100::Tolerance tol = gpu100::gemm_tolerance(k);
+    auto poison = [&] { d_c.poison(); };
+    auto check = [&] {
+      const auto c = d_c.download();
+      return gpu100::check_gemm(c.data(), a.data(), b.data(), m, n, k, tol, ctx.seed());
+    };
+
+    // Baseline: cuBLAS on the same inputs, checked like a version (a wrong baseline would make
+    // every percentage meaningless), timed on the stream the benchmark hands over.
+    gpu100::CublasHandle handle;
+    const gpu100::GemmLauncher cublas = [&](const gpu100::GemmOperands& o, cudaStream_t s) {
+      handle.set_stream(s);
+      gpu100::sgemm_row_major(handle, o.m, o.n, o.k, 1.0f, static_cast<const float*>(o.A),
+                              static_cast<const float*>(o.B), 0.0f, static_cast<float*>(o.C));
+    };
+    poison();
+    cublas(ops, nullptr);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    if (const auto c = check(); !c.pass) report.add_check("cublasSgemm", c);
+    const gpu100::Stats t_blas = ctx.bench([&](cudaStream_t s) { cublas(ops, s); });
+    report.baseline("cublasSgemm", t_blas, report.rate(flops, t_blas.median_ms));
+    report.baseline_as_percent();
+    report.note(
+        "baseline cublasSgemm: plain FP32 SGEMM (CUBLAS_DEFAULT_MATH, no TF32 tensor cores), "
+        "same inputs, row-major through the swapped-operand identity");
+
+    for (const auto& v : versions)
+      ctx.run_version(
+          v.name, [&](cudaStream_t s) { v.launch(ops, s); }, poison, check, flops);
+
+    if (sweep) {
+      // The sweep follows the fastest version that passed in this run.
+      std::string best;
+      double best_rate = -1;
+      for (const auto& r : report.versions())
+        if (r.check.pass && r.time.valid() && r.rate > best_rate) {
+          best = r.name;
+          best_rate = r.rate;
+        }
+      const auto it = std::find_if(versions.begin(), versions.end(),
+                                   [&](const Version& v) { return best == v.name; });
+      if (it == versions.end()) {
+        report.note("sweep: left out, no version passed in this run");
+      } else {
+        gpu100::GemmSweep sw;
+        sw.version = it->name;
+        sw.launch = it->launch;
+        sw.baseline = "cublasSgemm";
+        sw.baseline_launch = cublas;
+        gpu100::gemm_sweep(ctx, sw);
+      }
+    }
+  });
+}

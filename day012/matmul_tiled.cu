@@ -1,0 +1,256 @@
+// Day 012 - tiled matrix multiplication: C = A * B in FP32 through shared-memory tiles
+//
+// Day 011's coalesced kernel loads two floats from global memory (through L1/L2) for every FMA:
+// each A element is loaded again by every thread of its row, each B element by every thread of
+// its column. Tiling makes a block of TILE x TILE threads share that work: per step the block
+// copies a TILE x TILE tile of A and one of B into shared memory (one element per thread, with
+// coalesced loads), waits at a barrier, and then every thread runs TILE FMAs reading only shared
+// memory. Each global element now serves TILE threads instead of one: global/L2 traffic falls by
+// a factor of TILE (PMPP chapter 5; siboehm's SGEMM worklog, kernel 3). The barrier after the
+// FMAs keeps a fast warp from overwriting the tiles while a slow one still reads them.
+//
+// Convention (all of Part II): row-major, C[M x N] = A[M x K] * B[K x N], leading dimensions
+// K, N and N. M, N and K are arbitrary: threads whose element of A or B lies outside the matrix
+// store 0 into the tile (it adds nothing to any sum), threads whose output lies outside C still
+// load and still reach every barrier, and only the final store is guarded. No thread returns
+// early: a __syncthreads() that some threads of the block skip is undefined behaviour.
+//
+// Versions
+//   static16  template<int TILE> with TILE = 16: static __shared__ float As[16][16], Bs[16][16]
+//             (2 KB), 256 threads. A warp spans two rows of the tile: As[ty][p] is two
+//             addresses 16 words apart (different banks), Bs[p][tx] 16 consecutive words read
+//             by both halves (a broadcast): no bank conflicts.
+//   static32  the same template with TILE = 32 (8 KB, 1024 threads): half the global traffic of
+//             TILE = 16, and a warp reads one broadcast word of As and 32 consecutive words of
+//             Bs per FMA.
+//   dynamic   the same algorithm with the tile edge chosen at run time (--tile, default 32):
+//             `extern __shared__ float smem[]`, sized in the launch (<<<grid, block, bytes>>>),
+//             split by the kernel into As and Bs. The price of the flexibility: the inner loop
+//             has a run-time trip count, so the compiler cannot unroll it or fold the shared
+//             addresses into immediate offsets. Compare it with static32 at --tile 32.
+//             Dynamic shared memory beyond 48 KB per block needs an explicit opt-in
+//             (cudaFuncSetAttribute(..., cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+//             these tiles are at most 8 KB, so the launcher only checks the limit.
+//
+// Still a long way from cuBLAS: every warp-wide FMA needs a shared-memory read of B, and of A
+// too, except that nvcc merges four consecutive As reads of the static versions (As[ty][p..p+3])
+// into one 16-byte broadcast load: 1.25 shared loads per FMA as compiled (2 in the dynamic
+// version). The SM issues four warp-wide FMAs per clock but serves about one shared-memory
+// request (wavefront) per clock, so shared memory, not the FP32 units, sets the pace: at most
+// about a fifth of the FP32 peak (an eighth for dynamic). Days 013-014 keep operands in registers
+// and reuse them to lift exactly that limit.
+//
+// Grid: x over column tiles, y over row tiles (gridDim.y <= 65535, so M <= 65535 * 16 for the
+// static16 version; the CLI refuses larger M with a clear message).
+//
+// Check: check_gemm (double reference; every entry at --quick sizes, ~4096 sampled entries incl.
+// the last row and column at large ones) with gemm_tolerance(K). Baseline: cublasSgemm (plain
+// FP32, no TF32) on the same inputs in the same run; the table shows "% of cublasSgemm".
+//
+// Run:  build/bin/day012 [--m 4096 --n 4096 --k 4096] [--tile 24] [--kernel static32,dynamic]
+//       [--sweep] [--json out.json]      (--sweep: the fastest version vs cuBLAS at 256..8192)
+#include <algorithm>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "gpu100/gemm.h"
+#include "gpu100/gpu100.h"
+
+namespace {
+
+// Sizes stay below 2^30 so that tile indices plus a tile edge never overflow a 32-bit int; the
+// element offsets (row * K can pass 2^31 long before that) are 64-bit.
+constexpr int64_t kMaxDim = int64_t(1) << 30;
+constexpr int kMaxTile = 32;  // TILE x TILE threads per block: at most 1024
+
+// ---------------------------------------------------------------------------------------------
+// static: the tile edge is a compile-time constant, so the shared arrays are static and the
+// inner loop unrolls into TILE FMAs with constant shared-memory offsets.
+template <int TILE>
+__global__ void __launch_bounds__((TILE * TILE))
+    matmul_tiled_static(const float* __restrict__ A, const float* __restrict__ B,
+                        float* __restrict__ C, int M, int N, int K) {
+  // 16-byte aligned: a thread reads As[ty][p..p+3] in consecutive steps, which the compiler may
+  // merge into one 16-byte load (it cannot in the dynamic version: the tile edge is unknown).
+  __shared__ __align__(16) float As[TILE][TILE];
+  __shared__ __align__(16) float Bs[TILE][TILE];
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  const int row = blockIdx.y * TILE + ty;
+  const int col = blockIdx.x * TILE + tx;
+  // The tile's A row (clamped into the matrix, so the pointer is always valid) and B column.
+  const float* a_row = A + int64_t(min(row, M - 1)) * K;
+  const float* b_col = B + min(col, N - 1);
+  float acc = 0.0f;
+  for (int k0 = 0; k0 < K; k0 += TILE) {
+    // Coalesced: a warp reads consecutive k of one A row and consecutive columns of one B row.
+    As[ty][tx] = (row < M && k0 + tx < K) ? a_row[k0 + tx] : 0.0f;
+    Bs[ty][tx] = (k0 + ty < K && col < N) ? b_col[int64_t(k0 + ty) * N] : 0.0f;
+    __syncthreads();  // the tiles are complete
+#pragma unroll
+    for (int p = 0; p < TILE; ++p) acc = fmaf(As[ty][p], Bs[p][tx], acc);
+    __syncthreads();  // everyone is done reading before the next step overwrites the tiles
+  }
+  if (row < M && col < N) C[int64_t(row) * N + col] = acc;
+}
+
+// ---------------------------------------------------------------------------------------------
+// dynamic: the same kernel with the tile edge read from blockDim (square blocks, tile = blockDim.x)
+// and the two tiles carved out of one dynamically sized shared array of 2 * tile^2 floats.
+__global__ void __launch_bounds__((kMaxTile * kMaxTile))
+    matmul_tiled_dynamic(const float* __restrict__ A, const float* __restrict__ B,
+                         float* __restrict__ C, int M, int N, int K) {
+  extern __shared__ float smem[];
+  const int tile = blockDim.x;
+  float* As = smem;                // tile x tile, row-major
+  float* Bs = smem + tile * tile;  // tile x tile, row-major
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  const int row = blockIdx.y * tile + ty;
+  const int col = blockIdx.x * tile + tx;
+  const float* a_row = A + int64_t(min(row, M - 1)) * K;
+  const float* b_col = B + min(col, N - 1);
+  float acc = 0.0f;
+  for (int k0 = 0; k0 < K; k0 += tile) {
+    As[ty * tile + tx] = (row < M && k0 + tx < K) ? a_row[k0 + tx] : 0.0f;
+    Bs[ty * tile + tx] = (k0 + ty < K && col < N) ? b_col[int64_t(k0 + ty) * N] : 0.0f;
+    __syncthreads();
+    for (int p = 0; p < tile; ++p) acc = fmaf(As[ty * tile + p], Bs[p * tile + tx], acc);
+    __syncthreads();
+  }
+  if (row < M && col < N) C[int64_t(row) * N + col] = acc;
+}
+
+dim3 tile_grid(const gpu100::GemmOperands& o, int tile) {
+  return dim3(gpu100::grid_for(o.n, tile), gpu100::grid_for(o.m, tile));  // y <= 65535: see main
+}
+
+template <int TILE>
+void launch_static(const gpu100::GemmOperands& o, cudaStream_t s) {
+  matmul_tiled_static<TILE><<<tile_grid(o, TILE), dim3(TILE, TILE), 0, s>>>(
+      static_cast<const float*>(o.A), static_cast<const float*>(o.B), static_cast<float*>(o.C),
+      int(o.m), int(o.n), int(o.k));
+  LAUNCH_CHECK();
+}
+
+void launch_dynamic(const gpu100::GemmOperands& o, cudaStream_t s, int tile) {
+  const size_t bytes = 2 * size_t(tile) * tile * sizeof(float);
+  matmul_tiled_dynamic<<<tile_grid(o, tile), dim3(tile, tile), bytes, s>>>(
+      static_cast<const float*>(o.A), static_cast<const float*>(o.B), static_cast<float*>(o.C),
+      int(o.m), int(o.n), int(o.k));
+  LAUNCH_CHECK();
+}
+
+struct Version {
+  const char* name;
+  gpu100::GemmLauncher launch;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  gpu100::Cli cli(
+      "C = A * B in fp32 (row-major) with shared-memory tiles: static 16x16 and 32x32 tiles "
+      "(template) and a run-time tile in dynamic shared memory, vs cublasSgemm");
+  int64_t m = 4096, n = 4096, k = 4096;
+  cli.size("m", m, 257, "rows of A and C", kMaxDim);
+  cli.size("n", n, 131, "columns of B and C", kMaxDim);
+  cli.size("k", k, 67, "columns of A, rows of B", kMaxDim);
+  int tile = 32;
+  cli.option("tile", tile, "tile edge of the dynamic version (tile^2 threads per block)", 1,
+             kMaxTile);
+  bool sweep = false;
+  cli.flag("sweep", sweep,
+           "also run the fastest version and cublasSgemm at square sizes 256..8192 (gemm_sweep)");
+  const std::vector<Version> versions = {
+      {"static16", launch_static<16>},
+      {"static32", launch_static<32>},
+      {"dynamic",
+       [&](const gpu100::GemmOperands& o, cudaStream_t s) { launch_dynamic(o, s, tile); }},
+  };
+  std::vector<std::string> names;
+  for (const auto& v : versions) names.push_back(v.name);
+  cli.kernels(names);
+  // Row tiles run along gridDim.y (at most 65535 blocks); the smallest tile in use decides.
+  cli.validate([&]() -> std::string {
+    const int64_t smallest = std::min(16, tile);
+    if (gpu100::ceil_div<int64_t>(m, smallest) > int64_t(gpu100::kMaxGridDimY))
+      return "--m " + std::to_string(m) + " needs more than 65535 row tiles of " +
+             std::to_string(smallest) + " (gridDim.y limit); use --m <= " +
+             std::to_string(int64_t(gpu100::kMaxGridDimY) * smallest);
+    return "";
+  });
+  cli.device_bytes([&] { return 4.0 * (double(m) * k + double(k) * n + double(m) * n); });
+
+  return gpu100::run(cli, argc, argv, [&](gpu100::Context& ctx) {
+    auto& report = ctx.report();
+    report.problem("m", double(m));
+    report.problem("n", double(n));
+    report.problem("k", double(k));
+    report.problem("tile (dynamic)", double(tile));
+    report.unit("TFLOP/s");
+    report.limit("fp32_tflops", ctx.device().peak_fp32_tflops(), "FP32 peak");
+    const double flops = gpu100::gemm_flops(m, n, k);
+    // The least DRAM traffic any GEMM needs: read A and B once, write C once.
+    report.intensity(flops / (4.0 * (double(m) * k + double(k) * n + double(m) * n)));
+    if (2.0 * tile * tile * sizeof(float) > double(ctx.device().smem_per_block))
+      throw std::invalid_argument("the dynamic tile does not fit the shared memory of a block");
+
+    const auto a = gpu100::random_floats(size_t(m * k), ctx.seed(), -1.0f, 1.0f);
+    const auto b = gpu100::random_floats(size_t(k * n), ctx.seed() + 1, -1.0f, 1.0f);
+    gpu100::DeviceBuffer<float> d_a(a), d_b(b), d_c(size_t(m * n));
+    const gpu100::GemmOperands ops{m, n, k, d_a.data(), d_b.data(), d_c.data()};
+    const gpu100::Tolerance tol = gpu100::gemm_tolerance(k);
+    auto poison = [&] { d_c.poison(); };
+    auto check = [&] {
+      const auto c = d_c.download();
+      return gpu100::check_gemm(c.data(), a.data(), b.data(), m, n, k, tol, ctx.seed());
+    };
+
+    // Baseline: cuBLAS on the same inputs, checked like a version (a wrong baseline would make
+    // every percentage meaningless), timed on the stream the benchmark hands over.
+    gpu100::CublasHandle handle;
+    const gpu100::GemmLauncher cublas = [&](const gpu100::GemmOperands& o, cudaStream_t s) {
+      handle.set_stream(s);
+      gpu100::sgemm_row_major(handle, o.m, o.n, o.k, 1.0f, static_cast<const float*>(o.A),
+                              static_cast<const float*>(o.B), 0.0f, static_cast<float*>(o.C));
+    };
+    poison();
+    cublas(ops, nullptr);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    if (const auto c = check(); !c.pass) report.add_check("cublasSgemm", c);
+    const gpu100::Stats t_blas = ctx.bench([&](cudaStream_t s) { cublas(ops, s); });
+    report.baseline("cublasSgemm", t_blas, report.rate(flops, t_blas.median_ms));
+    report.baseline_as_percent();
+    report.note(
+        "baseline cublasSgemm: plain FP32 SGEMM (CUBLAS_DEFAULT_MATH, no TF32 tensor cores), "
+        "same inputs, row-major through the swapped-operand identity");
+
+    for (const auto& v : versions)
+      ctx.run_version(
+          v.name, [&](cudaStream_t s) { v.launch(ops, s); }, poison, check, flops);
+
+    if (sweep) {
+      // The sweep follows the fastest version that passed in this run.
+      std::string best;
+      double best_rate = -1;
+      for (const auto& r : report.versions())
+        if (r.check.pass && r.time.valid() && r.rate > best_rate) {
+          best = r.name;
+          best_rate = r.rate;
+        }
+      const auto it = std::find_if(versions.begin(), versions.end(),
+                                   [&](const Version& v) { return best == v.name; });
+      if (it == versions.end()) {
+        report.note("sweep: left out, no version passed in this run");
+      } else {
+        gpu100::GemmSweep sw;
+        sw.version = it->name;
+        sw.launch = it->launch;
+        sw.baseline = "cublasSgemm";
+        sw.baseline_launch = cublas;
+        gpu100::gemm_sweep(ctx, sw);
+      }
+    }
+  });
+}

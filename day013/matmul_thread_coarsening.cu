@@ -1,0 +1,290 @@
+// Day 013 - thread coarsening for matrix multiplication: several outputs per thread (FP32)
+//
+// Day 012's tiled kernel is limited by shared memory, not by the FP32 units: every FMA reads its
+// B operand from shared memory, and the A operand too. The cure is to give each thread several
+// outputs that share an operand. A thread that computes COARSE outputs of ONE COLUMN of C needs
+// the same B value Bs[p][col] for all of them: it loads it once into a register and uses it
+// COARSE times. The fewer, busier threads also repeat less index arithmetic and the block as a
+// whole loads each B tile once for COARSE times as many outputs (PMPP chapter 6, "thread
+// coarsening"). The price: more registers per thread, fewer threads to hide latency with.
+//
+// Convention (all of Part II): row-major, C[M x N] = A[M x K] * B[K x N], leading dimensions
+// K, N and N. M, N and K are arbitrary: elements of a tile outside A or B are stored as 0 (they
+// add nothing), every thread reaches every barrier, and only the final stores are guarded.
+//
+// Versions
+//   coarsened    PMPP's coarsened tiled kernel, turned to run down a column: 32 x 32 threads,
+//                TILE = 32, COARSE = 4. The block owns a 128 x 32 block of C: thread (tx, ty)
+//                computes rows ty, ty+32, ty+64, ty+96 of column tx. Per step it stages four
+//                32 x 32 tiles of A and ONE 32 x 32 tile of B (20 KB of shared memory), so the
+//                B tile and every B value read into a register serve four outputs: in the
+//                source, 1.25 shared loads per FMA instead of 2, and 1.25 global loads per
+//                output and k-step instead of day 012's 2 (37.5% less traffic through L2).
+//   blocktile1d  1D block tiling (siboehm's SGEMM worklog, kernel 4), the same idea pushed
+//                further: a 64 x 64 block of C, 512 threads, each computing TM = 8 consecutive
+//                rows of one column in registers. The K loop moves in thin steps of BK = 8: the
+//                A tile is 64 x 8, the B tile 8 x 64 (2 KB each, one element per thread to
+//                load). Per k, a thread reads ONE B value and eight A values (broadcasts: the
+//                warp's 32 lanes are 32 columns of the same 8 rows) and does 8 FMAs: in the
+//                source, 1.125 shared loads per FMA. A warp reads A's tile as 32-byte pieces
+//                of 4 rows (whole sectors), B's tile as 128 contiguous bytes.
+//
+// Counted as compiled: nvcc 13.0 merges four A reads of consecutive k (a row of an A tile, which
+// is 16-byte aligned for that) into one 16-byte broadcast load, so per warp-wide FMA the kernels
+// issue 0.5 (coarsened) and 0.375 (blocktile1d) shared loads, against day 012's 1.25. The SM
+// issues four warp-wide FMAs per clock and serves about one shared-memory wavefront per clock:
+// only below 0.25 do the FP32 units become the limit, so both versions are still bound by
+// shared memory, at most about half and two thirds of the FP32 peak.
+//
+// What is still slow: a thread's outputs share only one operand, so per k it reads a new B value
+// and TM A values for just TM FMAs. Day 014 gives each thread a TM x TN block of outputs, computed
+// from TM + TN loaded values (outer products in registers): both operands are reused.
+//
+// Grid: x over column tiles, y over row tiles (gridDim.y <= 65535, so M <= 65535 * 64; the CLI
+// refuses larger M with a clear message).
+//
+// Check: check_gemm (double reference; every entry at --quick sizes, ~4096 sampled entries incl.
+// the last row and column at large ones) with gemm_tolerance(K). Baseline: cublasSgemm (plain
+// FP32, no TF32) on the same inputs in the same run; the table shows "% of cublasSgemm".
+//
+// Run:  build/bin/day013 [--m 4096 --n 4096 --k 4096] [--kernel blocktile1d] [--sweep]
+//       [--json out.json]      (--sweep: the fastest version vs cuBLAS at 256..8192)
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gpu100/gemm.h"
+#include "gpu100/gpu100.h"
+
+namespace {
+
+// Sizes stay below 2^30 so that tile indices plus a tile edge never overflow a 32-bit int; the
+// element offsets (row * K can pass 2^31 long before that) are 64-bit.
+constexpr int64_t kMaxDim = int64_t(1) << 30;
+
+// ---------------------------------------------------------------------------------------------
+// coarsened: TILE x TILE threads; the block covers (COARSE * TILE) rows x TILE columns of C.
+template <int TILE, int COARSE>
+__global__ void __launch_bounds__((TILE * TILE))
+    matmul_coarsened(const float* __restrict__ A, const float* __restrict__ B,
+                     float* __restrict__ C, int M, int N, int K) {
+  // 16-byte aligned (here and below) so that the compiler may read four consecutive floats of a
+  // tile row with one 16-byte load.
+  __shared__ __align__(16) float As[COARSE][TILE][TILE];
+  __shared__ __align__(16) float Bs[TILE][TILE];
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  const int row0 = blockIdx.y * (COARSE * TILE) + ty;  // rows row0 + c * TILE, c < COARSE
+  const int col = blockIdx.x * TILE + tx;
+  const float* b_col = B + min(col, N - 1);  // clamped: the pointer stays inside B
+  float acc[COARSE] = {};
+  for (int k0 = 0; k0 < K; k0 += TILE) {
+    const int ka = k0 + tx;  // column of A this thread copies
+#pragma unroll
+    for (int c = 0; c < COARSE; ++c) {
+      const int r = row0 + c * TILE;
+      As[c][ty][tx] = (r < M && ka < K) ? A[int64_t(r) * K + ka] : 0.0f;
+    }
+    const int kb = k0 + ty;  // row of B this thread copies
+    Bs[ty][tx] = (kb < K && col < N) ? b_col[int64_t(kb) * N] : 0.0f;
+    __syncthreads();
+#pragma unroll
+    for (int p = 0; p < TILE; ++p) {
+      const float b = Bs[p][tx];  // one shared load, COARSE FMAs
+#pragma unroll
+      for (int c = 0; c < COARSE; ++c) acc[c] = fmaf(As[c][ty][p], b, acc[c]);
+    }
+    __syncthreads();
+  }
+  if (col < N) {
+#pragma unroll
+    for (int c = 0; c < COARSE; ++c) {
+      const int r = row0 + c * TILE;
+      if (r < M) C[int64_t(r) * N + col] = acc[c];
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// blocktile1d: BM x BN block of C, (BM / TM) * BN threads, thread t computes rows
+// (t / BN) * TM + i (i < TM) of column t % BN. Both tiles are loaded with whole rows of threads:
+// thread t copies A-tile column t % BK and B-tile column t % BN (the thread count is a multiple
+// of BK and of BN), at rows that step by threads / BK and threads / BN.
+template <int BM, int BN, int BK, int TM>
+__global__ void __launch_bounds__((BM / TM) * BN)
+    matmul_blocktile1d(const float* __restrict__ A, const float* __restrict__ B,
+                       float* __restrict__ C, int M, int N, int K) {
+  constexpr int kThreads = (BM / TM) * BN;
+  static_assert(BM % TM == 0, "TM must divide BM");
+  static_assert(kThreads % BK == 0 && (BM * BK) % kThreads == 0, "A tile: whole rows per pass");
+  static_assert(kThreads % BN == 0 && (BK * BN) % kThreads == 0, "B tile: whole rows per pass");
+  constexpr int kARowStep = kThreads / BK, kAPasses = BM * BK / kThreads;
+  constexpr int kBRowStep = kThreads / BN, kBPasses = BK * BN / kThreads;
+
+  __shared__ __align__(16) float As[BM][BK];
+  __shared__ __align__(16) float Bs[BK][BN];
+  const int tid = threadIdx.x;
+  const int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
+  const int t_col = tid % BN;                    // this thread's output column within the block
+  const int t_row = (tid / BN) * TM;             // its first output row within the block
+  const int a_col = tid % BK, a_row = tid / BK;  // what it copies from the A tile
+  const int b_col = tid % BN, b_row = tid / BN;  // and from the B tile
+
+  float acc[TM] = {};
+  for (int k0 = 0; k0 < K; k0 += BK) {
+#pragma unroll
+    for (int i = 0; i < kAPasses; ++i) {
+      const int r = a_row + i * kARowStep;
+      As[r][a_col] =
+          (row0 + r < M && k0 + a_col < K) ? A[int64_t(row0 + r) * K + k0 + a_col] : 0.0f;
+    }
+#pragma unroll
+    for (int i = 0; i < kBPasses; ++i) {
+      const int r = b_row + i * kBRowStep;
+      Bs[r][b_col] =
+          (k0 + r < K && col0 + b_col < N) ? B[int64_t(k0 + r) * N + col0 + b_col] : 0.0f;
+    }
+    __syncthreads();
+#pragma unroll
+    for (int p = 0; p < BK; ++p) {
+      const float b = Bs[p][t_col];  // consecutive lanes, consecutive words: conflict-free
+#pragma unroll
+      for (int i = 0; i < TM; ++i) acc[i] = fmaf(As[t_row + i][p], b, acc[i]);  // broadcast
+    }
+    __syncthreads();
+  }
+  const int col = col0 + t_col;
+  if (col < N) {
+#pragma unroll
+    for (int i = 0; i < TM; ++i) {
+      const int r = row0 + t_row + i;
+      if (r < M) C[int64_t(r) * N + col] = acc[i];
+    }
+  }
+}
+
+// The configurations the versions use, and the rows of C one block covers (for the grid).
+constexpr int kCoarseTile = 32, kCoarse = 4;
+constexpr int kBM = 64, kBN = 64, kBK = 8, kTM = 8;
+constexpr int kSmallestRowTile = std::min(kCoarseTile * kCoarse, kBM);
+
+void launch_coarsened(const gpu100::GemmOperands& o, cudaStream_t s) {
+  const dim3 grid(gpu100::grid_for(o.n, kCoarseTile), gpu100::grid_for(o.m, kCoarseTile * kCoarse));
+  matmul_coarsened<kCoarseTile, kCoarse><<<grid, dim3(kCoarseTile, kCoarseTile), 0, s>>>(
+      static_cast<const float*>(o.A), static_cast<const float*>(o.B), static_cast<float*>(o.C),
+      int(o.m), int(o.n), int(o.k));
+  LAUNCH_CHECK();
+}
+
+void launch_blocktile1d(const gpu100::GemmOperands& o, cudaStream_t s) {
+  const dim3 grid(gpu100::grid_for(o.n, kBN), gpu100::grid_for(o.m, kBM));
+  matmul_blocktile1d<kBM, kBN, kBK, kTM><<<grid, (kBM / kTM) * kBN, 0, s>>>(
+      static_cast<const float*>(o.A), static_cast<const float*>(o.B), static_cast<float*>(o.C),
+      int(o.m), int(o.n), int(o.k));
+  LAUNCH_CHECK();
+}
+
+struct Version {
+  const char* name;
+  gpu100::GemmLauncher launch;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  gpu100::Cli cli(
+      "C = A * B in fp32 (row-major) with several outputs per thread: a coarsened tiled kernel "
+      "and 1D block tiling, vs cublasSgemm");
+  int64_t m = 4096, n = 4096, k = 4096;
+  cli.size("m", m, 257, "rows of A and C", kMaxDim);
+  cli.size("n", n, 131, "columns of B and C", kMaxDim);
+  cli.size("k", k, 67, "columns of A, rows of B", kMaxDim);
+  bool sweep = false;
+  cli.flag("sweep", sweep,
+           "also run the fastest version and cublasSgemm at square sizes 256..8192 (gemm_sweep)");
+  const std::vector<Version> versions = {
+      {"coarsened", launch_coarsened},
+      {"blocktile1d", launch_blocktile1d},
+  };
+  std::vector<std::string> names;
+  for (const auto& v : versions) names.push_back(v.name);
+  cli.kernels(names);
+  // Row tiles run along gridDim.y (at most 65535 blocks).
+  cli.validate([&]() -> std::string {
+    const int64_t limit = int64_t(gpu100::kMaxGridDimY) * kSmallestRowTile;
+    if (m > limit)
+      return "--m " + std::to_string(m) + " needs more than 65535 row tiles (gridDim.y limit); " +
+             "use --m <= " + std::to_string(limit);
+    return "";
+  });
+  cli.device_bytes([&] { return 4.0 * (double(m) * k + double(k) * n + double(m) * n); });
+
+  return gpu100::run(cli, argc, argv, [&](gpu100::Context& ctx) {
+    auto& report = ctx.report();
+    report.problem("m", double(m));
+    report.problem("n", double(n));
+    report.problem("k", double(k));
+    report.unit("TFLOP/s");
+    report.limit("fp32_tflops", ctx.device().peak_fp32_tflops(), "FP32 peak");
+    const double flops = gpu100::gemm_flops(m, n, k);
+    // The least DRAM traffic any GEMM needs: read A and B once, write C once.
+    report.intensity(flops / (4.0 * (double(m) * k + double(k) * n + double(m) * n)));
+
+    const auto a = gpu100::random_floats(size_t(m * k), ctx.seed(), -1.0f, 1.0f);
+    const auto b = gpu100::random_floats(size_t(k * n), ctx.seed() + 1, -1.0f, 1.0f);
+    gpu100::DeviceBuffer<float> d_a(a), d_b(b), d_c(size_t(m * n));
+    const gpu100::GemmOperands ops{m, n, k, d_a.data(), d_b.data(), d_c.data()};
+    const gpu100::Tolerance tol = gpu100::gemm_tolerance(k);
+    auto poison = [&] { d_c.poison(); };
+    auto check = [&] {
+      const auto c = d_c.download();
+      return gpu100::check_gemm(c.data(), a.data(), b.data(), m, n, k, tol, ctx.seed());
+    };
+
+    // Baseline: cuBLAS on the same inputs, checked like a version (a wrong baseline would make
+    // every percentage meaningless), timed on the stream the benchmark hands over.
+    gpu100::CublasHandle handle;
+    const gpu100::GemmLauncher cublas = [&](const gpu100::GemmOperands& o, cudaStream_t s) {
+      handle.set_stream(s);
+      gpu100::sgemm_row_major(handle, o.m, o.n, o.k, 1.0f, static_cast<const float*>(o.A),
+                              static_cast<const float*>(o.B), 0.0f, static_cast<float*>(o.C));
+    };
+    poison();
+    cublas(ops, nullptr);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    if (const auto c = check(); !c.pass) report.add_check("cublasSgemm", c);
+    const gpu100::Stats t_blas = ctx.bench([&](cudaStream_t s) { cublas(ops, s); });
+    report.baseline("cublasSgemm", t_blas, report.rate(flops, t_blas.median_ms));
+    report.baseline_as_percent();
+    report.note(
+        "baseline cublasSgemm: plain FP32 SGEMM (CUBLAS_DEFAULT_MATH, no TF32 tensor cores), "
+        "same inputs, row-major through the swapped-operand identity");
+
+    for (const auto& v : versions)
+      ctx.run_version(
+          v.name, [&](cudaStream_t s) { v.launch(ops, s); }, poison, check, flops);
+
+    if (sweep) {
+      // The sweep follows the fastest version that passed in this run.
+      std::string best;
+      double best_rate = -1;
+      for (const auto& r : report.versions())
+        if (r.check.pass && r.time.valid() && r.rate > best_rate) {
+          best = r.name;
+          best_rate = r.rate;
+        }
+      const auto it = std::find_if(versions.begin(), versions.end(),
+                                   [&](const Version& v) { return best == v.name; });
+      if (it == versions.end()) {
+        report.note("sweep: left out, no version passed in this run");
+      } else {
+        gpu100::GemmSweep sw;
+        sw.version = it->name;
+        sw.launch = it->launch;
+        sw.baseline = "cublasSgemm";
+        sw.baseline_launch = cublas;
+        gpu100::gemm_sweep(ctx, sw);
+      }
+    }
+  });
+}

@@ -1,0 +1,265 @@
+// Day 014 - 2D block tiling: a TM x TN block of C per thread, built from register outer products
+//
+// Day 013's 1D block tiling gives each thread TM outputs in one column: per k it reads one B
+// value and TM A values from shared memory for TM FMAs, so it can never do better than about one
+// shared load per FMA. Give the thread a TM x TN block of outputs instead: per k it reads a
+// column of TM values of the A tile and a row of TN values of the B tile into registers and
+// multiplies them as an outer product, acc[i][j] += a[i] * b[j]: TM + TN shared loads for
+// TM * TN FMAs. With 8 x 8 that is 16 loads for 64 FMAs, four FMAs per load (siboehm's SGEMM
+// worklog, kernel 5). This is the structure every fast FP32 GEMM keeps from here on; days 015-018
+// only change how the tiles are fed.
+//
+// Convention (all of Part II): row-major, C[M x N] = A[M x K] * B[K x N], leading dimensions
+// K, N and N. M, N and K are arbitrary: elements of a tile outside A or B are stored as 0 (they
+// add nothing), every thread reaches every barrier, and only the final stores are guarded.
+//
+// Versions (one template: block tile BM x BN, K step BK, TM x TN outputs per thread)
+//   blocktile1d          day 013's kernel as the reference point: the template with TN = 1,
+//                        BM = BN = 64, BK = 8, TM = 8, 512 threads.
+//   blocktile2d          BM = BN = 128, BK = 8, TM = TN = 8: 256 threads, 64 accumulators each.
+//                        Thread (t_row, t_col) of the 16 x 16 thread grid owns the CONTIGUOUS
+//                        8 x 8 block at rows 8*t_row.., columns 8*t_col.. (siboehm's layout).
+//   blocktile2d_strided  the same tiles and the same outer product, but each thread owns an
+//                        INTERLEAVED 8 x 8 set: rows t_row + 16*i, columns t_col + 16*j. The
+//                        question it asks: does the layout of a thread's outputs matter?
+//
+// Shared-memory traffic, counted. An SM issues four warp-wide FMAs per clock and serves about one
+// shared-memory wavefront (up to 128 bytes from 32 distinct banks) per clock, so a kernel stays
+// FMA-bound only below 1 wavefront per 4 FMA instructions. A warp is 16 t_col x 2 t_row threads.
+// What nvcc 13.0 emits (PTX): the A values a thread needs for all 8 k of a step lie in one row of
+// As, so it reads them as two 16-byte loads per output row; the B values of the contiguous layout
+// (Bs[k][8*t_col + 0..7]) also become two 16-byte loads per k, the strided ones stay scalar.
+//   blocktile2d:  A rows 8*t_row + i of the two t_row are 64 words apart, the same banks: 2
+//                 wavefronts per 16-byte load, 4 per k. B: 16 chunks of 16 bytes that fall on
+//                 only 16 of the 32 banks (t_col and t_col + 4 collide): 4 wavefronts per load,
+//                 8 per k. About 12 wavefronts per 64 FMA instructions.
+//   blocktile2d_strided:  A rows t_row + 16*i are 8 words apart, different banks: 1 wavefront per
+//                 load, 2 per k. B: Bs[k][t_col + 16*j] is 16 consecutive words (both halves of
+//                 the warp read the same ones: a broadcast), 1 wavefront per scalar load, 8 per
+//                 k. About 10 wavefronts per 64 FMA instructions, and its stores to C are 64-byte
+//                 row pieces per half-warp instead of 4-byte pieces 32 bytes apart.
+// Both sit below the 16 per 64 the SM can serve; blocktile1d needs about 24 (per k: one B load
+// and, amortized, two broadcast 16-byte A loads for 8 FMAs). So the expected result: a step from
+// blocktile1d to both 2D versions, a small difference between the two layouts, and a remaining
+// gap to cuBLAS that is latency and instruction issue (days 015-018: 16-byte global loads and a
+// transposed A tile, conflict-free shared layouts, warp tiles, double buffering). Unmeasured
+// here: the table decides.
+// Registers: 64 accumulators + 16 operands (+ the hoisted A values) per thread, 124-128 registers
+// with CUDA 13.0; __launch_bounds__(256, 2) holds it at 128 so that two blocks fit per SM: 16
+// warps, a quarter of the SM's warp slots, enough because each thread has 64 independent FMAs to
+// issue between loads.
+// Shared memory per block: (BM + BN) * BK * 4 bytes = 8 KB; no opt-in needed.
+//
+// Grid: x over column tiles, y over row tiles (gridDim.y <= 65535, so M <= 65535 * 64; the CLI
+// refuses larger M with a clear message). At small sizes the 128 x 128 tiles leave SMs idle
+// (a 1024^2 output is 64 blocks for 132 SMs): see the --sweep curve.
+//
+// Check: check_gemm (double reference; every entry at --quick sizes, ~4096 sampled entries incl.
+// the last row and column at large ones) with gemm_tolerance(K). Baseline: cublasSgemm (plain
+// FP32, no TF32) on the same inputs in the same run; the table shows "% of cublasSgemm".
+//
+// Run:  build/bin/day014 [--m 4096 --n 4096 --k 4096] [--kernel blocktile2d,blocktile2d_strided]
+//       [--sweep] [--json out.json]      (--sweep: the fastest version vs cuBLAS at 256..8192)
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gpu100/gemm.h"
+#include "gpu100/gpu100.h"
+
+namespace {
+
+// Sizes stay below 2^30 so that tile indices plus a tile edge never overflow a 32-bit int; the
+// element offsets (row * K can pass 2^31 long before that) are 64-bit.
+constexpr int64_t kMaxDim = int64_t(1) << 30;
+
+// ---------------------------------------------------------------------------------------------
+// BM x BN block of C per block, (BM / TM) x (BN / TN) threads, TM x TN outputs per thread.
+// kStrided = false: thread (t_row, t_col) owns rows t_row * TM + i and columns t_col * TN + j;
+// true: rows t_row + i * (BM / TM) and columns t_col + j * (BN / TN).
+// Tile loads: thread t copies A-tile column t % BK and B-tile column t % BN (the thread count is a
+// multiple of BK and of BN), at rows stepping by threads / BK and threads / BN, so a warp reads
+// whole 32-byte sectors of A and 128 contiguous bytes of B.
+template <int BM, int BN, int BK, int TM, int TN, bool kStrided>
+__global__ void __launch_bounds__((BM / TM) * (BN / TN), 2)  // two blocks per SM (see top)
+    matmul_blocktile(const float* __restrict__ A, const float* __restrict__ B,
+                     float* __restrict__ C, int M, int N, int K) {
+  constexpr int kThreadRows = BM / TM, kThreadCols = BN / TN;
+  constexpr int kThreads = kThreadRows * kThreadCols;
+  static_assert(BM % TM == 0 && BN % TN == 0, "TM and TN must divide the block tile");
+  static_assert(kThreads % BK == 0 && (BM * BK) % kThreads == 0, "A tile: whole rows per pass");
+  static_assert(kThreads % BN == 0 && (BK * BN) % kThreads == 0, "B tile: whole rows per pass");
+  constexpr int kARowStep = kThreads / BK, kAPasses = BM * BK / kThreads;
+  constexpr int kBRowStep = kThreads / BN, kBPasses = BK * BN / kThreads;
+
+  // 16-byte aligned so that the compiler may read four consecutive floats with one load.
+  __shared__ __align__(16) float As[BM][BK];
+  __shared__ __align__(16) float Bs[BK][BN];
+  const int tid = threadIdx.x;
+  const int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
+  const int t_col = tid % kThreadCols, t_row = tid / kThreadCols;
+  const int a_col = tid % BK, a_row = tid / BK;  // what this thread copies from the A tile
+  const int b_col = tid % BN, b_row = tid / BN;  // and from the B tile
+  // Block-relative row of output i and column of output j of this thread.
+  const auto out_row = [&](int i) { return kStrided ? t_row + i * kThreadRows : t_row * TM + i; };
+  const auto out_col = [&](int j) { return kStrided ? t_col + j * kThreadCols : t_col * TN + j; };
+
+  float acc[TM][TN] = {};
+  for (int k0 = 0; k0 < K; k0 += BK) {
+#pragma unroll
+    for (int i = 0; i < kAPasses; ++i) {
+      const int r = a_row + i * kARowStep;
+      As[r][a_col] =
+          (row0 + r < M && k0 + a_col < K) ? A[int64_t(row0 + r) * K + k0 + a_col] : 0.0f;
+    }
+#pragma unroll
+    for (int i = 0; i < kBPasses; ++i) {
+      const int r = b_row + i * kBRowStep;
+      Bs[r][b_col] =
+          (k0 + r < K && col0 + b_col < N) ? B[int64_t(k0 + r) * N + col0 + b_col] : 0.0f;
+    }
+    __syncthreads();
+#pragma unroll
+    for (int p = 0; p < BK; ++p) {
+      float a[TM], b[TN];  // a column of the A tile, a row of the B tile: TM + TN loads
+#pragma unroll
+      for (int i = 0; i < TM; ++i) a[i] = As[out_row(i)][p];
+#pragma unroll
+      for (int j = 0; j < TN; ++j) b[j] = Bs[p][out_col(j)];
+#pragma unroll
+      for (int i = 0; i < TM; ++i)  // the outer product: TM * TN FMAs on registers only
+#pragma unroll
+        for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+    }
+    __syncthreads();
+  }
+#pragma unroll
+  for (int i = 0; i < TM; ++i) {
+    const int r = row0 + out_row(i);
+    if (r >= M) continue;
+#pragma unroll
+    for (int j = 0; j < TN; ++j) {
+      const int c = col0 + out_col(j);
+      if (c < N) C[int64_t(r) * N + c] = acc[i][j];
+    }
+  }
+}
+
+template <int BM, int BN, int BK, int TM, int TN, bool kStrided>
+void launch_blocktile(const gpu100::GemmOperands& o, cudaStream_t s) {
+  const dim3 grid(gpu100::grid_for(o.n, BN), gpu100::grid_for(o.m, BM));
+  matmul_blocktile<BM, BN, BK, TM, TN, kStrided><<<grid, (BM / TM) * (BN / TN), 0, s>>>(
+      static_cast<const float*>(o.A), static_cast<const float*>(o.B), static_cast<float*>(o.C),
+      int(o.m), int(o.n), int(o.k));
+  LAUNCH_CHECK();
+}
+
+constexpr int kSmallestRowTile = 64;  // blocktile1d's BM; the 2D versions use 128
+
+struct Version {
+  const char* name;
+  gpu100::GemmLauncher launch;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  gpu100::Cli cli(
+      "C = A * B in fp32 (row-major) with 2D block tiling (8x8 outputs per thread from register "
+      "outer products, contiguous and interleaved ownership) and 1D block tiling, vs "
+      "cublasSgemm");
+  int64_t m = 4096, n = 4096, k = 4096;
+  cli.size("m", m, 257, "rows of A and C", kMaxDim);
+  cli.size("n", n, 131, "columns of B and C", kMaxDim);
+  cli.size("k", k, 67, "columns of A, rows of B", kMaxDim);
+  bool sweep = false;
+  cli.flag("sweep", sweep,
+           "also run the fastest version and cublasSgemm at square sizes 256..8192 (gemm_sweep)");
+  const std::vector<Version> versions = {
+      {"blocktile1d", launch_blocktile<64, 64, 8, 8, 1, false>},
+      {"blocktile2d", launch_blocktile<128, 128, 8, 8, 8, false>},
+      {"blocktile2d_strided", launch_blocktile<128, 128, 8, 8, 8, true>},
+  };
+  std::vector<std::string> names;
+  for (const auto& v : versions) names.push_back(v.name);
+  cli.kernels(names);
+  // Row tiles run along gridDim.y (at most 65535 blocks).
+  cli.validate([&]() -> std::string {
+    const int64_t limit = int64_t(gpu100::kMaxGridDimY) * kSmallestRowTile;
+    if (m > limit)
+      return "--m " + std::to_string(m) + " needs more than 65535 row tiles (gridDim.y limit); " +
+             "use --m <= " + std::to_string(limit);
+    return "";
+  });
+  cli.device_bytes([&] { return 4.0 * (double(m) * k + double(k) * n + double(m) * n); });
+
+  return gpu100::run(cli, argc, argv, [&](gpu100::Context& ctx) {
+    auto& report = ctx.report();
+    report.problem("m", double(m));
+    report.problem("n", double(n));
+    report.problem("k", double(k));
+    report.unit("TFLOP/s");
+    report.limit("fp32_tflops", ctx.device().peak_fp32_tflops(), "FP32 peak");
+    const double flops = gpu100::gemm_flops(m, n, k);
+    // The least DRAM traffic any GEMM needs: read A and B once, write C once.
+    report.intensity(flops / (4.0 * (double(m) * k + double(k) * n + double(m) * n)));
+
+    const auto a = gpu100::random_floats(size_t(m * k), ctx.seed(), -1.0f, 1.0f);
+    const auto b = gpu100::random_floats(size_t(k * n), ctx.seed() + 1, -1.0f, 1.0f);
+    gpu100::DeviceBuffer<float> d_a(a), d_b(b), d_c(size_t(m * n));
+    const gpu100::GemmOperands ops{m, n, k, d_a.data(), d_b.data(), d_c.data()};
+    const gpu100::Tolerance tol = gpu100::gemm_tolerance(k);
+    auto poison = [&] { d_c.poison(); };
+    auto check = [&] {
+      const auto c = d_c.download();
+      return gpu100::check_gemm(c.data(), a.data(), b.data(), m, n, k, tol, ctx.seed());
+    };
+
+    // Baseline: cuBLAS on the same inputs, checked like a version (a wrong baseline would make
+    // every percentage meaningless), timed on the stream the benchmark hands over.
+    gpu100::CublasHandle handle;
+    const gpu100::GemmLauncher cublas = [&](const gpu100::GemmOperands& o, cudaStream_t s) {
+      handle.set_stream(s);
+      gpu100::sgemm_row_major(handle, o.m, o.n, o.k, 1.0f, static_cast<const float*>(o.A),
+                              static_cast<const float*>(o.B), 0.0f, static_cast<float*>(o.C));
+    };
+    poison();
+    cublas(ops, nullptr);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    if (const auto c = check(); !c.pass) report.add_check("cublasSgemm", c);
+    const gpu100::Stats t_blas = ctx.bench([&](cudaStream_t s) { cublas(ops, s); });
+    report.baseline("cublasSgemm", t_blas, report.rate(flops, t_blas.median_ms));
+    report.baseline_as_percent();
+    report.note(
+        "baseline cublasSgemm: plain FP32 SGEMM (CUBLAS_DEFAULT_MATH, no TF32 tensor cores), "
+        "same inputs, row-major through the swapped-operand identity");
+
+    for (const auto& v : versions)
+      ctx.run_version(
+          v.name, [&](cudaStream_t s) { v.launch(ops, s); }, poison, check, flops);
+
+    if (sweep) {
+      // The sweep follows the fastest version that passed in this run.
+      std::string best;
+      double best_rate = -1;
+      for (const auto& r : report.versions())
+        if (r.check.pass && r.time.valid() && r.rate > best_rate) {
+          best = r.name;
+          best_rate = r.rate;
+        }
+      const auto it = std::find_if(versions.begin(), versions.end(),
+                                   [&](const Version& v) { return best == v.name; });
+      if (it == versions.end()) {
+        report.note("sweep: left out, no version passed in this run");
+      } else {
+        gpu100::GemmSweep sw;
+        sw.version = it->name;
+        sw.launch = it->launch;
+        sw.baseline = "cublasSgemm";
+        sw.baseline_launch = cublas;
+        gpu100::gemm_sweep(ctx, sw);
+      }
+    }
+  });
+}
