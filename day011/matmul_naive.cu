@@ -94,10 +94,7 @@ void launch_naive(const gpu100::GemmOperands& o, cudaStream_t s) {
   LAUNCH_CHECK();
 }
 
-struct Version {
-  const char* name;
-  gpu100::GemmLauncher launch;
-};
+using Version = gpu100::GemmVersion;
 
 }  // namespace
 
@@ -146,21 +143,9 @@ int main(int argc, char** argv) {
     // Baseline: cuBLAS on the same inputs, checked like a version (a wrong baseline would make
     // every percentage meaningless), timed on the stream the benchmark hands over.
     gpu100::CublasHandle handle;
-    const gpu100::GemmLauncher cublas = [&](const gpu100::GemmOperands& o, cudaStream_t s) {
-      handle.set_stream(s);
-      gpu100::sgemm_row_major(handle, o.m, o.n, o.k, 1.0f, static_cast<const float*>(o.A),
-                              static_cast<const float*>(o.B), 0.0f, static_cast<float*>(o.C));
-    };
-    poison();
-    cublas(ops, nullptr);
-    CUDA_CHECK(cudaDeviceSynchronize());
-    if (const auto c = check(); !c.pass) report.add_check("cublasSgemm", c);
-    const gpu100::Stats t_blas = ctx.bench([&](cudaStream_t s) { cublas(ops, s); });
-    report.baseline("cublasSgemm", t_blas, report.rate(flops, t_blas.median_ms));
-    report.baseline_as_percent();
-    report.note(
-        "baseline cublasSgemm: plain FP32 SGEMM (CUBLAS_DEFAULT_MATH, no TF32 tensor cores), "
-        "same inputs, row-major through the swapped-operand identity");
+    const gpu100::GemmLauncher cublas = gpu100::cublas_sgemm_launcher(handle);
+    gpu100::gemm_baseline(ctx, "cublasSgemm", cublas, ops, poison, check,
+                          gpu100::sgemm_baseline_note());
 
     for (const auto& v : versions)
       ctx.run_version(
@@ -168,25 +153,10 @@ int main(int argc, char** argv) {
 
     if (sweep) {
       // The sweep follows the fastest version that passed in this run.
-      std::string best;
-      double best_rate = -1;
-      for (const auto& r : report.versions())
-        if (r.check.pass && r.time.valid() && r.rate > best_rate) {
-          best = r.name;
-          best_rate = r.rate;
-        }
-      const auto it = std::find_if(versions.begin(), versions.end(),
-                                   [&](const Version& v) { return best == v.name; });
-      if (it == versions.end()) {
-        report.note("sweep: left out, no version passed in this run");
-      } else {
-        gpu100::GemmSweep sw;
-        sw.version = it->name;
-        sw.launch = it->launch;
-        sw.baseline = "cublasSgemm";
-        sw.baseline_launch = cublas;
-        gpu100::gemm_sweep(ctx, sw);
-      }
+      gpu100::GemmSweep sw;
+      sw.baseline = "cublasSgemm";
+      sw.baseline_launch = cublas;
+      gpu100::gemm_sweep_best(ctx, sw, versions);
     }
   });
 }

@@ -227,4 +227,62 @@ bool gemm_sweep(Context& ctx, const GemmSweep& sw) {
   return all.pass;
 }
 
+GemmLauncher cublas_sgemm_launcher(CublasHandle& h) {
+  return [&h](const GemmOperands& o, cudaStream_t s) {
+    h.set_stream(s);
+    sgemm_row_major(h, o.m, o.n, o.k, 1.0f, static_cast<const float*>(o.A),
+                    static_cast<const float*>(o.B), 0.0f, static_cast<float*>(o.C));
+  };
+}
+
+GemmLauncher cublas_hgemm_launcher(CublasHandle& h, GemmDtype output) {
+  return [&h, output](const GemmOperands& o, cudaStream_t s) {
+    h.set_stream(s);
+    const auto* a = static_cast<const __half*>(o.A);
+    const auto* b = static_cast<const __half*>(o.B);
+    if (output == GemmDtype::F32)
+      hgemm_row_major(h, o.m, o.n, o.k, 1.0f, a, b, 0.0f, static_cast<float*>(o.C));
+    else
+      hgemm_row_major(h, o.m, o.n, o.k, 1.0f, a, b, 0.0f, static_cast<__half*>(o.C));
+  };
+}
+
+void gemm_baseline(Context& ctx, const std::string& name, const GemmLauncher& launch,
+                   const GemmOperands& ops, const std::function<void()>& poison,
+                   const std::function<CheckResult()>& check, const std::string& note) {
+  Report& report = ctx.report();
+  poison();
+  launch(ops, nullptr);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  if (const CheckResult c = check(); !c.pass) report.add_check(name, c);
+  const Stats t = ctx.bench([&](cudaStream_t s) { launch(ops, s); });
+  report.baseline(name, t, report.rate(gemm_flops(ops.m, ops.n, ops.k), t.median_ms));
+  report.baseline_as_percent();
+  if (!note.empty()) report.note(note);
+}
+
+std::string best_passing_version(const Report& report) {
+  std::string best;
+  double best_rate = -1;
+  for (const VersionResult& r : report.versions())
+    if (r.check.pass && r.time.valid() && r.rate > best_rate) {
+      best = r.name;
+      best_rate = r.rate;
+    }
+  return best;
+}
+
+bool gemm_sweep_best(Context& ctx, GemmSweep sweep, const std::vector<GemmVersion>& versions) {
+  const std::string best = best_passing_version(ctx.report());
+  for (const GemmVersion& v : versions)
+    if (!best.empty() && v.name == best) {
+      sweep.version = v.name;
+      sweep.launch = v.launch;
+      return gemm_sweep(ctx, sweep);
+    }
+  // No version passed: the run already fails on those checks; there is nothing to sweep.
+  ctx.report().note("sweep: left out, no version passed in this run");
+  return false;
+}
+
 }  // namespace gpu100

@@ -117,4 +117,35 @@ struct GemmSweep {
 // size passed.
 bool gemm_sweep(Context& ctx, const GemmSweep& sweep);
 
+// The vendor baseline as every GEMM day runs it: once on `ops`, checked with `check` like a
+// version (a wrong baseline would make every percentage meaningless, so a failure is recorded as
+// a failed check), then timed with ctx.bench on the stream the benchmark hands over, recorded as
+// the report's baseline with a "% of <name>" column, and described by `note`.
+void gemm_baseline(Context& ctx, const std::string& name, const GemmLauncher& launch,
+                   const GemmOperands& ops, const std::function<void()>& poison,
+                   const std::function<CheckResult()>& check, const std::string& note);
+
+// The fastest timed version of this run that passed its check; empty when none did.
+std::string best_passing_version(const Report& report);
+
+// Launchers of the cuBLAS baselines for GemmOperands (alpha 1, beta 0, on the given stream):
+// FP32 SGEMM, and fp16 inputs with fp32 accumulation and an fp32 or fp16 output.
+GemmLauncher cublas_sgemm_launcher(CublasHandle& h);
+GemmLauncher cublas_hgemm_launcher(CublasHandle& h, GemmDtype output = GemmDtype::F32);
+// What the FP32 baseline is, for the report's note.
+inline const char* sgemm_baseline_note() {
+  return "baseline cublasSgemm: plain FP32 SGEMM (CUBLAS_DEFAULT_MATH, no TF32 tensor cores), "
+         "same inputs, row-major through the swapped-operand identity";
+}
+
+// One kernel version of a GEMM day: its --kernel name and its launcher.
+struct GemmVersion {
+  std::string name;
+  GemmLauncher launch;
+};
+
+// --sweep for a day with several versions: `sweep` with the fastest passing version of this run
+// (looked up among `versions` by name) filled in, or a note when no version passed.
+bool gemm_sweep_best(Context& ctx, GemmSweep sweep, const std::vector<GemmVersion>& versions);
+
 }  // namespace gpu100
