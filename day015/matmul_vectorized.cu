@@ -221,13 +221,9 @@ int main(int argc, char** argv) {
   gpu100::Cli cli(
       "C = A * B in fp32 (row-major): 2D blocktiling (128x128x8 tiles, 8x8 per thread) with scalar "
       "loads vs float4 global loads and a transposed A tile (float4 shared loads), vs cublasSgemm");
-  int64_t m = 4096, n = 4096, k = 4096;
-  cli.size("m", m, 257, "rows of A and C", kMaxDim);
-  cli.size("n", n, 131, "columns of B and C", kMaxDim);
-  cli.size("k", k, 67, "columns of A, rows of B", kMaxDim);
-  bool sweep = false;
-  cli.flag("sweep", sweep,
-           "also run the fastest version and cublasSgemm at square sizes 256..8192 (gemm_sweep)");
+  gpu100::SgemmArgs args;  // --m --n --k --sweep
+  args.add_to(cli, kMaxDim);
+  const int64_t &m = args.m, &n = args.n, &k = args.k;
   const std::vector<Version> versions = {
       {"blocktile_2d", launch_blocktile<false>},
       {"vectorized", launch_blocktile<true>},
@@ -235,36 +231,10 @@ int main(int argc, char** argv) {
   std::vector<std::string> names;
   for (const auto& v : versions) names.push_back(v.name);
   cli.kernels(names);
-  cli.device_bytes([&] { return 4.0 * (double(m) * k + double(k) * n + double(m) * n); });
 
   return gpu100::run(cli, argc, argv, [&](gpu100::Context& ctx) {
     auto& report = ctx.report();
-    report.problem("m", double(m));
-    report.problem("n", double(n));
-    report.problem("k", double(k));
-    report.unit("TFLOP/s");
-    report.limit("fp32_tflops", ctx.device().peak_fp32_tflops(), "FP32 peak");
-    const double flops = gpu100::gemm_flops(m, n, k);
-    // The least DRAM traffic any GEMM needs: read A and B once, write C once.
-    report.intensity(flops / (4.0 * (double(m) * k + double(k) * n + double(m) * n)));
-
-    const auto a = gpu100::random_floats(size_t(m * k), ctx.seed(), -1.0f, 1.0f);
-    const auto b = gpu100::random_floats(size_t(k * n), ctx.seed() + 1, -1.0f, 1.0f);
-    gpu100::DeviceBuffer<float> d_a(a), d_b(b), d_c(size_t(m * n));
-    const gpu100::GemmOperands ops{m, n, k, d_a.data(), d_b.data(), d_c.data()};
-    const gpu100::Tolerance tol = gpu100::gemm_tolerance(k);
-    auto poison = [&] { d_c.poison(); };
-    auto check = [&] {
-      const auto c = d_c.download();
-      return gpu100::check_gemm(c.data(), a.data(), b.data(), m, n, k, tol, ctx.seed());
-    };
-
-    // Baseline: cuBLAS on the same inputs, checked first (a wrong baseline would make every
-    // percentage meaningless), timed on the stream the benchmark hands over.
-    gpu100::CublasHandle handle;
-    const gpu100::GemmLauncher cublas = gpu100::cublas_sgemm_launcher(handle);
-    gpu100::gemm_baseline(ctx, "cublasSgemm", cublas, ops, poison, check,
-                          gpu100::sgemm_baseline_note());
+    gpu100::SgemmProblem problem(ctx, m, n, k);
     report.note(std::string("vectorized: A rows ") +
                 (k % 4 == 0 ? "16-byte aligned (K % 4 == 0): float4 loads"
                             : "not 16-byte aligned (K % 4 != 0): scalar loads") +
@@ -273,16 +243,6 @@ int main(int argc, char** argv) {
                             : "not 16-byte aligned (N % 4 != 0): scalar loads and stores") +
                 "; a group of 4 that crosses the matrix edge always element by element");
 
-    for (const auto& v : versions)
-      ctx.run_version(
-          v.name, [&](cudaStream_t s) { v.launch(ops, s); }, poison, check, flops);
-
-    if (sweep) {
-      // The sweep follows the fastest version that passed in this run.
-      gpu100::GemmSweep sw;
-      sw.baseline = "cublasSgemm";
-      sw.baseline_launch = cublas;
-      gpu100::gemm_sweep_best(ctx, sw, versions);
-    }
+    problem.run(versions, args.sweep);
   });
 }

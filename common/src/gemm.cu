@@ -285,4 +285,53 @@ bool gemm_sweep_best(Context& ctx, GemmSweep sweep, const std::vector<GemmVersio
   return false;
 }
 
+void SgemmArgs::add_to(Cli& cli, int64_t max_dim) {
+  cli.size("m", m, 257, "rows of A and C", max_dim);
+  cli.size("n", n, 131, "columns of B and C", max_dim);
+  cli.size("k", k, 67, "columns of A, rows of B", max_dim);
+  cli.flag("sweep", sweep,
+           "also run the fastest version and cublasSgemm at square sizes 256..8192 (gemm_sweep)");
+  cli.device_bytes([this] { return 4.0 * (double(m) * k + double(k) * n + double(m) * n); });
+}
+
+SgemmProblem::SgemmProblem(Context& ctx, int64_t m, int64_t n, int64_t k)
+    : ctx_(ctx),
+      a_(random_floats(size_t(m * k), ctx.seed(), -1.0f, 1.0f)),
+      b_(random_floats(size_t(k * n), ctx.seed() + 1, -1.0f, 1.0f)),
+      d_a_(a_),
+      d_b_(b_),
+      d_c_(size_t(m * n)),
+      ops_{m, n, k, d_a_.data(), d_b_.data(), d_c_.data()},
+      tol_(gemm_tolerance(k)) {
+  Report& report = ctx.report();
+  report.problem("m", double(m));
+  report.problem("n", double(n));
+  report.problem("k", double(k));
+  report.unit("TFLOP/s");
+  report.limit("fp32_tflops", ctx.device().peak_fp32_tflops(), "FP32 peak");
+  // The least DRAM traffic any GEMM needs: read A and B once, write C once.
+  report.intensity(flops() / (4.0 * (double(m) * k + double(k) * n + double(m) * n)));
+}
+
+CheckResult SgemmProblem::check() const {
+  const std::vector<float> c = d_c_.download();
+  return check_gemm(c.data(), a_.data(), b_.data(), ops_.m, ops_.n, ops_.k, tol_, ctx_.seed());
+}
+
+void SgemmProblem::run(const std::vector<GemmVersion>& versions, bool sweep) {
+  const auto poison = [this] { this->poison(); };
+  const auto check = [this] { return this->check(); };
+  const GemmLauncher cublas = cublas_sgemm_launcher(handle_);
+  gemm_baseline(ctx_, "cublasSgemm", cublas, ops_, poison, check, sgemm_baseline_note());
+  for (const GemmVersion& v : versions)
+    ctx_.run_version(
+        v.name, [&](cudaStream_t s) { v.launch(ops_, s); }, poison, check, flops());
+  if (sweep) {
+    GemmSweep sw;
+    sw.baseline = "cublasSgemm";
+    sw.baseline_launch = cublas;
+    gemm_sweep_best(ctx_, sw, versions);
+  }
+}
+
 }  // namespace gpu100

@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "gpu100/buffer.h"
 #include "gpu100/cli.h"
 #include "gpu100/verify.h"
 
@@ -147,5 +148,37 @@ struct GemmVersion {
 // --sweep for a day with several versions: `sweep` with the fastest passing version of this run
 // (looked up among `versions` by name) filled in, or a note when no version passed.
 bool gemm_sweep_best(Context& ctx, GemmSweep sweep, const std::vector<GemmVersion>& versions);
+
+// The command line every FP32 GEMM day shares: --m, --n, --k (default 4096 each, --quick
+// 257 x 131 x 67: a multiple of no tile), --sweep, and the device memory A, B and C need.
+struct SgemmArgs {
+  int64_t m = 4096, n = 4096, k = 4096;
+  bool sweep = false;
+  void add_to(Cli& cli, int64_t max_dim);
+};
+
+// One FP32 GEMM problem inside gpu100::run, as the FP32 GEMM days set it up: records m, n, k, the
+// unit (TFLOP/s), the FP32 peak and the arithmetic intensity; makes A and B random in [-1, 1)
+// from the seed, on the host and the device; checks C with check_gemm and gemm_tolerance(k).
+class SgemmProblem {
+ public:
+  SgemmProblem(Context& ctx, int64_t m, int64_t n, int64_t k);
+  const GemmOperands& ops() const { return ops_; }
+  double flops() const { return gemm_flops(ops_.m, ops_.n, ops_.k); }
+  void poison() { d_c_.poison(); }
+  CheckResult check() const;
+  // The cuBLAS SGEMM baseline (gemm_baseline), then every version the command line selects
+  // (ctx.run_version: poison, run once, check, time), then with `sweep` the fastest passing
+  // version against cuBLAS over square sizes (gemm_sweep_best).
+  void run(const std::vector<GemmVersion>& versions, bool sweep);
+
+ private:
+  Context& ctx_;
+  std::vector<float> a_, b_;
+  DeviceBuffer<float> d_a_, d_b_, d_c_;
+  GemmOperands ops_;
+  Tolerance tol_;
+  CublasHandle handle_;
+};
 
 }  // namespace gpu100
