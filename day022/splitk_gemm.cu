@@ -423,20 +423,20 @@ int main(int argc, char** argv) {
     gpu100::DeviceBuffer<float> d_a(a), d_b(b), d_c(mn), d_ws(mn * size_t(max_splits));
     const double flops = gpu100::gemm_flops(m, n, k);
 
-    gpu100::CublasHandle h;
-    const auto base = ctx.bench([&](cudaStream_t s) {
-      h.set_stream(s);
-      gpu100::sgemm_row_major(h, m, n, k, 1.0f, d_a.data(), d_b.data(), 0.0f, d_c.data());
-    });
-    const double base_rate = gpu100::tflops(flops, base.median_ms);
-    report.baseline("cublasSgemm", base, base_rate);
-
     // Poisoning the workspace too: a split that forgets its slice then fails the check.
     auto poison = [&] {
       d_c.poison();
       d_ws.poison();
     };
     auto check = [&] { return check_c(d_c.download(), ref, n, tol); };
+
+    gpu100::CublasHandle h;
+    const gpu100::GemmOperands ops{m, n, k, d_a.data(), d_b.data(), d_c.data()};
+    const gpu100::GemmLauncher cublas = gpu100::cublas_sgemm_launcher(h);
+    const gpu100::Stats base = gpu100::gemm_baseline(ctx, "cublasSgemm", cublas, ops, poison,
+                                                     check, gpu100::sgemm_baseline_note());
+    const double base_rate = gpu100::tflops(flops, base.median_ms);
+
     const float* A = d_a.data();
     const float* B = d_b.data();
     float* C = d_c.data();
@@ -513,7 +513,6 @@ int main(int argc, char** argv) {
         sh.tiles(), (long long)sh.k_steps(), S,
         splits > 0 ? "--splits" : "auto: the wave model of auto_splits()", ctx.device().sm_count);
     report.note(line);
-    report.note("baseline cublasSgemm: plain FP32 SGEMM (no TF32), row-major via C^T = B^T A^T");
 
     if (sweep) {
       // 1. gemm_sweep's square sizes, splitk_workspace (auto splits) vs cuBLAS. Square is the
@@ -535,11 +534,7 @@ int main(int argc, char** argv) {
                          static_cast<float*>(o.C), sweep_ws.data(), qs, s);
       };
       sw.baseline = "cublasSgemm";
-      sw.baseline_launch = [&](const gpu100::GemmOperands& o, cudaStream_t s) {
-        h.set_stream(s);
-        gpu100::sgemm_row_major(h, o.m, o.n, o.k, 1.0f, static_cast<const float*>(o.A),
-                                static_cast<const float*>(o.B), 0.0f, static_cast<float*>(o.C));
-      };
+      sw.baseline_launch = cublas;
       gpu100::gemm_sweep(ctx, sw);
       report.note(
           "square sweep: split-K's shape is small M x N with long K, not square; once the tiles "
@@ -587,10 +582,8 @@ int main(int argc, char** argv) {
         };
         const auto t0 = measure([&](cudaStream_t st) { splitk_workspace(q, A, B, C, W, 1, st); });
         const auto t1 = measure([&](cudaStream_t st) { splitk_workspace(q, A, B, C, W, sq, st); });
-        const auto tb = ctx.bench([&](cudaStream_t st) {
-          h.set_stream(st);
-          gpu100::sgemm_row_major(h, m, n, kk, 1.0f, A, B, 0.0f, C);
-        });
+        const gpu100::GemmOperands opq{m, n, kk, A, B, C};
+        const auto tb = ctx.bench([&](cudaStream_t st) { cublas(opq, st); });
         const double fl = gpu100::gemm_flops(m, n, kk);
         const double r0 = gpu100::tflops(fl, t0.median_ms), r1 = gpu100::tflops(fl, t1.median_ms);
         const double rb = gpu100::tflops(fl, tb.median_ms);

@@ -247,9 +247,9 @@ GemmLauncher cublas_hgemm_launcher(CublasHandle& h, GemmDtype output) {
   };
 }
 
-void gemm_baseline(Context& ctx, const std::string& name, const GemmLauncher& launch,
-                   const GemmOperands& ops, const std::function<void()>& poison,
-                   const std::function<CheckResult()>& check, const std::string& note) {
+Stats gemm_baseline(Context& ctx, const std::string& name, const GemmLauncher& launch,
+                    const GemmOperands& ops, const std::function<void()>& poison,
+                    const std::function<CheckResult()>& check, const std::string& note) {
   Report& report = ctx.report();
   poison();
   launch(ops, nullptr);
@@ -259,6 +259,7 @@ void gemm_baseline(Context& ctx, const std::string& name, const GemmLauncher& la
   report.baseline(name, t, report.rate(gemm_flops(ops.m, ops.n, ops.k), t.median_ms));
   report.baseline_as_percent();
   if (!note.empty()) report.note(note);
+  return t;
 }
 
 std::string best_passing_version(const Report& report) {

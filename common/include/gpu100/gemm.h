@@ -121,10 +121,10 @@ bool gemm_sweep(Context& ctx, const GemmSweep& sweep);
 // The vendor baseline as every GEMM day runs it: once on `ops`, checked with `check` like a
 // version (a wrong baseline would make every percentage meaningless, so a failure is recorded as
 // a failed check), then timed with ctx.bench on the stream the benchmark hands over, recorded as
-// the report's baseline with a "% of <name>" column, and described by `note`.
-void gemm_baseline(Context& ctx, const std::string& name, const GemmLauncher& launch,
-                   const GemmOperands& ops, const std::function<void()>& poison,
-                   const std::function<CheckResult()>& check, const std::string& note);
+// the report's baseline with a "% of <name>" column, and described by `note`. Returns its time.
+Stats gemm_baseline(Context& ctx, const std::string& name, const GemmLauncher& launch,
+                    const GemmOperands& ops, const std::function<void()>& poison,
+                    const std::function<CheckResult()>& check, const std::string& note);
 
 // The fastest timed version of this run that passed its check; empty when none did.
 std::string best_passing_version(const Report& report);
