@@ -319,18 +319,31 @@ CheckResult SgemmProblem::check() const {
   return check_gemm(c.data(), a_.data(), b_.data(), ops_.m, ops_.n, ops_.k, tol_, ctx_.seed());
 }
 
+Stats SgemmProblem::baseline() {
+  return gemm_baseline(
+      ctx_, "cublasSgemm", cublas_sgemm_launcher(handle_), ops_, [this] { poison(); },
+      [this] { return check(); }, sgemm_baseline_note());
+}
+
+void SgemmProblem::sweep(const GemmVersion& version) {
+  GemmSweep sw;
+  sw.version = version.name;
+  sw.launch = version.launch;
+  sw.baseline = "cublasSgemm";
+  sw.baseline_launch = cublas_sgemm_launcher(handle_);
+  gemm_sweep(ctx_, sw);
+}
+
 void SgemmProblem::run(const std::vector<GemmVersion>& versions, bool sweep) {
-  const auto poison = [this] { this->poison(); };
-  const auto check = [this] { return this->check(); };
-  const GemmLauncher cublas = cublas_sgemm_launcher(handle_);
-  gemm_baseline(ctx_, "cublasSgemm", cublas, ops_, poison, check, sgemm_baseline_note());
+  baseline();
   for (const GemmVersion& v : versions)
     ctx_.run_version(
-        v.name, [&](cudaStream_t s) { v.launch(ops_, s); }, poison, check, flops());
+        v.name, [&](cudaStream_t s) { v.launch(ops_, s); }, [this] { poison(); },
+        [this] { return check(); }, flops());
   if (sweep) {
     GemmSweep sw;
     sw.baseline = "cublasSgemm";
-    sw.baseline_launch = cublas;
+    sw.baseline_launch = cublas_sgemm_launcher(handle_);
     gemm_sweep_best(ctx_, sw, versions);
   }
 }

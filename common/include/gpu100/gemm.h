@@ -171,6 +171,10 @@ class SgemmProblem {
   // (ctx.run_version: poison, run once, check, time), then with `sweep` the fastest passing
   // version against cuBLAS over square sizes (gemm_sweep_best).
   void run(const std::vector<GemmVersion>& versions, bool sweep);
+  // The parts of run(), for a day that does more between them: the checked and timed cuBLAS
+  // baseline (returns its time), and the square-size sweep of one version against cuBLAS.
+  Stats baseline();
+  void sweep(const GemmVersion& version);
 
  private:
   Context& ctx_;
