@@ -379,16 +379,17 @@ int main(int argc, char** argv) {
     const int BM = int(bm), BN = int(bn), BK = int(bk);
     const float one = 1.0f, zero = 0.0f;
 
-    const auto base = ctx.bench([&](cudaStream_t s) {
-      h.set_stream(s);
-      gpu100::sgemm_row_major(h, m, n, k, 1.0f, d_a.data(), d_b.data(), 0.0f, d_c.data());
-    });
-    report.baseline("cublasSgemm", base, gpu100::tflops(flops, base.median_ms));
-
-    // ---- the versions -------------------------------------------------------------------
     auto poison_c = [&] { d_c.poison(); };
     const gpu100::Tolerance fp32_tol = gpu100::gemm_tolerance(k);
+    // The baseline is checked like a version (a wrong baseline would make every % meaningless).
+    gpu100::gemm_baseline(
+        ctx, "cublasSgemm", gpu100::cublas_sgemm_launcher(h),
+        gpu100::GemmOperands{m, n, k, d_a.data(), d_b.data(), d_c.data()}, poison_c,
+        [&] { return check_plain(d_c, ref32, fp32_tol); },
+        std::string(gpu100::sgemm_baseline_note()) +
+            "; sgemm is the same call written out, so it should read ~100%");
 
+    // ---- the versions -------------------------------------------------------------------
     ctx.run_version(
         "sgemm",
         [&](cudaStream_t s) {
@@ -474,9 +475,6 @@ int main(int argc, char** argv) {
 
     // ---- notes and the tensor-core table --------------------------------------------------
     char line[320];
-    report.note(
-        "baseline cublasSgemm: plain FP32 SGEMM (CUBLAS_DEFAULT_MATH, no TF32), row-major via "
-        "C^T = B^T A^T; sgemm is the same call written out, so it should read ~100%");
     std::snprintf(line, sizeof line,
                   "batched versions: %lld GEMMs of %lld x %lld x %lld (their %% of cublasSgemm "
                   "compares with the one big %lld x %lld x %lld GEMM)",
