@@ -297,6 +297,11 @@ int main(int argc, char** argv) {
     gpu100::DeviceBuffer<StepParams> d_params(params);
     Stream stream, capture_stream;
     const Chain c{d_in.data(), d_x.data(), int(n), gpu100::grid_for(n, kBlock), &params};
+    // Lazy loading (the default since CUDA 12.2) loads a kernel at its first launch. Launch the
+    // step once here, so that the first capture (e.g. --kernel graph_update alone) never has to
+    // load a module in the middle of a capture, which drivers before 12.3 reject.
+    c.launch_eager(stream.get(), 1, 0);
+    CUDA_CHECK(cudaStreamSynchronize(stream.get()));
 
     // Chain lengths of the sweep: powers of two up to --chain, and --chain itself.
     std::set<int> lengths = {length_main};
