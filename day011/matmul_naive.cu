@@ -102,7 +102,7 @@ int main(int argc, char** argv) {
   gpu100::Cli cli(
       "C = A * B in fp32 (row-major): naive (thread x -> row) and coalesced (thread x -> column) "
       "kernels vs cublasSgemm");
-  gpu100::SgemmArgs args;  // --m --n --k --sweep
+  gpu100::GemmArgs args;  // --m --n --k --sweep
   args.add_to(cli, kMaxDim);
   const int64_t &m = args.m, &n = args.n, &k = args.k;
   const std::vector<Version> versions = {
@@ -114,7 +114,7 @@ int main(int argc, char** argv) {
   cli.kernels(names);
 
   return gpu100::run(cli, argc, argv, [&](gpu100::Context& ctx) {
-    gpu100::SgemmProblem problem(ctx, m, n, k);
+    gpu100::GemmProblem problem(ctx, m, n, k);
 
     problem.run(versions, args.sweep);
   });

@@ -149,7 +149,7 @@ int main(int argc, char** argv) {
   gpu100::Cli cli(
       "C = A * B in fp32 (row-major) with shared-memory tiles: static 16x16 and 32x32 tiles "
       "(template) and a run-time tile in dynamic shared memory, vs cublasSgemm");
-  gpu100::SgemmArgs args;  // --m --n --k --sweep
+  gpu100::GemmArgs args;  // --m --n --k --sweep
   args.add_to(cli, kMaxDim);
   const int64_t &m = args.m, &n = args.n, &k = args.k;
   int tile = 32;
@@ -176,7 +176,7 @@ int main(int argc, char** argv) {
 
   return gpu100::run(cli, argc, argv, [&](gpu100::Context& ctx) {
     auto& report = ctx.report();
-    gpu100::SgemmProblem problem(ctx, m, n, k);
+    gpu100::GemmProblem problem(ctx, m, n, k);
     report.problem("tile (dynamic)", double(tile));
     if (2.0 * tile * tile * sizeof(float) > double(ctx.device().smem_per_block))
       throw std::invalid_argument("the dynamic tile does not fit the shared memory of a block");

@@ -192,7 +192,7 @@ int main(int argc, char** argv) {
   gpu100::Cli cli(
       "C = A * B in fp32 (row-major) with several outputs per thread: a coarsened tiled kernel "
       "and 1D block tiling, vs cublasSgemm");
-  gpu100::SgemmArgs args;  // --m --n --k --sweep
+  gpu100::GemmArgs args;  // --m --n --k --sweep
   args.add_to(cli, kMaxDim);
   const int64_t &m = args.m, &n = args.n, &k = args.k;
   const std::vector<Version> versions = {
@@ -212,7 +212,7 @@ int main(int argc, char** argv) {
   });
 
   return gpu100::run(cli, argc, argv, [&](gpu100::Context& ctx) {
-    gpu100::SgemmProblem problem(ctx, m, n, k);
+    gpu100::GemmProblem problem(ctx, m, n, k);
 
     problem.run(versions, args.sweep);
   });

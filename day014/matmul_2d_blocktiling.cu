@@ -166,7 +166,7 @@ int main(int argc, char** argv) {
       "C = A * B in fp32 (row-major) with 2D block tiling (8x8 outputs per thread from register "
       "outer products, contiguous and interleaved ownership) and 1D block tiling, vs "
       "cublasSgemm");
-  gpu100::SgemmArgs args;  // --m --n --k --sweep
+  gpu100::GemmArgs args;  // --m --n --k --sweep
   args.add_to(cli, kMaxDim);
   const int64_t &m = args.m, &n = args.n, &k = args.k;
   const std::vector<Version> versions = {
@@ -187,7 +187,7 @@ int main(int argc, char** argv) {
   });
 
   return gpu100::run(cli, argc, argv, [&](gpu100::Context& ctx) {
-    gpu100::SgemmProblem problem(ctx, m, n, k);
+    gpu100::GemmProblem problem(ctx, m, n, k);
 
     problem.run(versions, args.sweep);
   });

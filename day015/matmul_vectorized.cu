@@ -221,7 +221,7 @@ int main(int argc, char** argv) {
   gpu100::Cli cli(
       "C = A * B in fp32 (row-major): 2D blocktiling (128x128x8 tiles, 8x8 per thread) with scalar "
       "loads vs float4 global loads and a transposed A tile (float4 shared loads), vs cublasSgemm");
-  gpu100::SgemmArgs args;  // --m --n --k --sweep
+  gpu100::GemmArgs args;  // --m --n --k --sweep
   args.add_to(cli, kMaxDim);
   const int64_t &m = args.m, &n = args.n, &k = args.k;
   const std::vector<Version> versions = {
@@ -234,7 +234,7 @@ int main(int argc, char** argv) {
 
   return gpu100::run(cli, argc, argv, [&](gpu100::Context& ctx) {
     auto& report = ctx.report();
-    gpu100::SgemmProblem problem(ctx, m, n, k);
+    gpu100::GemmProblem problem(ctx, m, n, k);
     report.note(std::string("vectorized: A rows ") +
                 (k % 4 == 0 ? "16-byte aligned (K % 4 == 0): float4 loads"
                             : "not 16-byte aligned (K % 4 != 0): scalar loads") +

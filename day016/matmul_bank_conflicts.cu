@@ -312,7 +312,7 @@ int main(int argc, char** argv) {
   gpu100::Cli cli(
       "C = A * B in fp32 (row-major), day 015's vectorized kernel with linear, row-padded, padded "
       "and XOR-swizzled shared-memory tiles; bank conflicts counted by a model; vs cublasSgemm");
-  gpu100::SgemmArgs args;  // --m --n --k --sweep
+  gpu100::GemmArgs args;  // --m --n --k --sweep
   args.add_to(cli, kMaxDim);
   const int64_t &m = args.m, &n = args.n, &k = args.k;
   const std::vector<Version> versions = {
@@ -328,7 +328,7 @@ int main(int argc, char** argv) {
 
   return gpu100::run(cli, argc, argv, [&](gpu100::Context& ctx) {
     auto& report = ctx.report();
-    gpu100::SgemmProblem problem(ctx, m, n, k);
+    gpu100::GemmProblem problem(ctx, m, n, k);
 
     std::vector<gpu100::GemmVersion> runs;
     for (const auto& v : versions) runs.push_back({v.name, v.launch});

@@ -269,14 +269,14 @@ void launch(const gpu100::GemmOperands& o, cudaStream_t s) {
 int main(int argc, char** argv) {
   gpu100::Cli cli("FP32 SGEMM with warp tiling (block -> warp -> thread tiles) vs cublasSgemm");
   constexpr int64_t kMaxDim = int64_t(1) << 30;
-  gpu100::SgemmArgs args;  // --m --n --k --sweep
+  gpu100::GemmArgs args;  // --m --n --k --sweep
   args.add_to(cli, kMaxDim);
   const std::vector<gpu100::GemmVersion> versions = {{"vectorized", launch<run_vectorized>},
                                                      {"warptile", launch<run_warptile>}};
   cli.kernels({"vectorized", "warptile"});
 
   return gpu100::run(cli, argc, argv, [&](gpu100::Context& ctx) {
-    gpu100::SgemmProblem problem(ctx, args.m, args.n, args.k);
+    gpu100::GemmProblem problem(ctx, args.m, args.n, args.k);
     problem.run(versions, args.sweep);
     auto& report = ctx.report();
     if (ctx.want("vectorized"))

@@ -336,7 +336,7 @@ int main(int argc, char** argv) {
       "FP32 SGEMM: warp tiling with a two-stage shared-memory pipeline, autotuned over tile "
       "shapes, vs cublasSgemm");
   constexpr int64_t kMaxDim = int64_t(1) << 30;
-  gpu100::SgemmArgs args;  // --m --n --k --sweep (the sweep runs the autotune winner)
+  gpu100::GemmArgs args;  // --m --n --k --sweep (the sweep runs the autotune winner)
   args.add_to(cli, kMaxDim);
   const int64_t &m = args.m, &n = args.n, &k = args.k;
   const std::vector<Config> configs = all_configs();
@@ -346,7 +346,7 @@ int main(int argc, char** argv) {
 
   return gpu100::run(cli, argc, argv, [&](gpu100::Context& ctx) {
     auto& report = ctx.report();
-    gpu100::SgemmProblem problem(ctx, m, n, k);
+    gpu100::GemmProblem problem(ctx, m, n, k);
     const gpu100::Stats base = problem.baseline();
     const double base_rate = gpu100::tflops(problem.flops(), base.median_ms);
 

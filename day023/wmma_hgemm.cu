@@ -335,90 +335,34 @@ void launch_block(const __half* A, const __half* B, float* C, int M, int N, int 
   LAUNCH_CHECK();
 }
 
+// The versions, as GEMM launchers (fp16 A and B, fp32 C).
+template <void (*Launch)(const __half*, const __half*, float*, int, int, int, cudaStream_t)>
+void launch(const gpu100::GemmOperands& o, cudaStream_t s) {
+  Launch(static_cast<const __half*>(o.A), static_cast<const __half*>(o.B),
+         static_cast<float*>(o.C), int(o.m), int(o.n), int(o.k), s);
+}
+const gpu100::GemmVersion kVersions[] = {
+    {"wmma_warp", launch<launch_warp>},
+    {"wmma_block", launch<launch_block<false>>},
+    {"wmma_block_db", launch<launch_block<true>>},
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
   gpu100::Cli cli(
       "fp16 GEMM with fp32 accumulation through WMMA tensor-core fragments: one warp per tile, "
       "shared-memory block tiles, double buffering; vs cublasGemmEx");
-  int64_t m = 4096, n = 4096, k = 4096;
-  cli.size("m", m, 257, "rows of A and C", kMaxDim);
-  cli.size("n", n, 131, "columns of B and C", kMaxDim);
-  cli.size("k", k, 67, "columns of A, rows of B", kMaxDim);
-  bool sweep = false;
-  cli.flag("sweep", sweep, "also time wmma_block_db against cuBLAS at sizes 256 ... 8192");
+  gpu100::GemmArgs args;  // --m --n --k --sweep (the sweep runs wmma_block_db)
+  args.add_to(cli, kMaxDim, gpu100::GemmDtype::F16);
   cli.kernels({"wmma_warp", "wmma_block", "wmma_block_db"});
   cli.min_cc(70);  // WMMA needs Volta tensor cores
-  // fp16 A and B, fp32 C.
-  cli.device_bytes([&] {
-    return 2.0 * (double(m) * double(k) + double(k) * double(n)) + 4.0 * double(m) * double(n);
-  });
 
   return gpu100::run(cli, argc, argv, [&](gpu100::Context& ctx) {
-    auto& report = ctx.report();
-    report.problem("m", double(m));
-    report.problem("n", double(n));
-    report.problem("k", double(k));
-    report.unit("TFLOP/s");
-    report.limit("fp16_tensor_tflops", ctx.device().peak_fp16_tensor_tflops(),
-                 "FP16 tensor peak");
-    const double flops = gpu100::gemm_flops(m, n, k);
-    report.intensity(flops / (2.0 * double(m * k + k * n) + 4.0 * double(m * n)));
-
-    const auto ha = gpu100::to_half(gpu100::random_floats(size_t(m * k), ctx.seed()));
-    const auto hb = gpu100::to_half(gpu100::random_floats(size_t(k * n), ctx.seed() + 1));
-    const auto a = gpu100::half_values(ha), b = gpu100::half_values(hb);
-    gpu100::DeviceBuffer<__half> d_a(ha), d_b(hb);
-    gpu100::DeviceBuffer<float> d_c(size_t(m * n));
-    const __half* A = d_a.data();
-    const __half* B = d_b.data();
-    float* C = d_c.data();
-    const int M = int(m), N = int(n), K = int(k);
-
-    const gpu100::Tolerance tol = gpu100::gemm_tolerance(k);
-    auto check = [&] {
-      const auto c = d_c.download();
-      return gpu100::check_gemm(c.data(), a.data(), b.data(), m, n, k, tol, ctx.seed());
-    };
-
-    // The baseline on the same inputs, checked like the kernels (a note, not a row: a failure
-    // here would point at the tolerance or the inputs rather than at the day's kernels).
-    gpu100::CublasHandle handle;
-    const gpu100::GemmLauncher cublas = gpu100::cublas_hgemm_launcher(handle);
-    const gpu100::GemmOperands ops{m, n, k, A, B, C};
-    gpu100::gemm_baseline(
-        ctx, "cublasGemmEx fp16", cublas, ops, [&] { d_c.poison(); }, check,
-        "baseline: cublasGemmEx, fp16 A and B, fp32 accumulation (CUBLAS_COMPUTE_32F), fp32 C - "
-        "the kernels' arithmetic; on Hopper cuBLAS uses wgmma, which WMMA cannot reach");
-
-    using Launch = void (*)(const __half*, const __half*, float*, int, int, int, cudaStream_t);
-    struct Version {
-      const char* name;
-      Launch launch;
-    };
-    const Version versions[] = {
-        {"wmma_warp", launch_warp},
-        {"wmma_block", launch_block<false>},
-        {"wmma_block_db", launch_block<true>},
-    };
-    for (const auto& v : versions) {
-      ctx.run_version(
-          v.name, [&](cudaStream_t s) { v.launch(A, B, C, M, N, K, s); }, [&] { d_c.poison(); },
-          check, flops);
-    }
-
-    if (sweep) {
-      gpu100::GemmSweep sw;
-      sw.version = "wmma_block_db";
-      sw.launch = [](const gpu100::GemmOperands& o, cudaStream_t s) {
-        launch_block<true>(static_cast<const __half*>(o.A), static_cast<const __half*>(o.B),
-                           static_cast<float*>(o.C), int(o.m), int(o.n), int(o.k), s);
-      };
-      sw.baseline = "cublasGemmEx fp16";
-      sw.baseline_launch = cublas;
-      sw.input = gpu100::GemmDtype::F16;
-      sw.output = gpu100::GemmDtype::F32;
-      gpu100::gemm_sweep(ctx, sw);
-    }
+    gpu100::GemmProblem problem(ctx, args.m, args.n, args.k, gpu100::GemmDtype::F16);
+    problem.baseline();
+    ctx.report().note("on Hopper cuBLAS uses wgmma, which WMMA cannot reach");
+    for (const auto& v : kVersions) problem.run_version(v);
+    if (args.sweep) problem.sweep(kVersions[2]);
   });
 }

@@ -445,16 +445,20 @@ void launch_mma(const __half* A, const __half* B, float* C, int M, int N, int K,
   LAUNCH_CHECK();
 }
 
-using Launch = void (*)(const __half*, const __half*, float*, int, int, int, cudaStream_t);
+// A version: its GEMM launcher (fp16 A and B, fp32 C) and what the notes report of its kernel.
 struct Version {
-  const char* name;
-  Launch launch;
+  gpu100::GemmVersion gemm;
   const void* kernel;
   int smem_bytes, threads;
 };
 template <class Cfg>
+void launch(const gpu100::GemmOperands& o, cudaStream_t s) {
+  launch_mma<Cfg>(static_cast<const __half*>(o.A), static_cast<const __half*>(o.B),
+                  static_cast<float*>(o.C), int(o.m), int(o.n), int(o.k), s);
+}
+template <class Cfg>
 Version version(const char* name) {
-  return {name, launch_mma<Cfg>, reinterpret_cast<const void*>(hgemm_mma<Cfg>), Cfg::kSmemBytes,
+  return {{name, launch<Cfg>}, reinterpret_cast<const void*>(hgemm_mma<Cfg>), Cfg::kSmemBytes,
           Cfg::kThreads};
 }
 
@@ -464,94 +468,42 @@ int main(int argc, char** argv) {
   gpu100::Cli cli(
       "fp16 GEMM with fp32 accumulation in inline PTX: mma.sync m16n8k16 + ldmatrix, XOR-swizzled "
       "shared memory, cp.async multistage pipeline; vs cublasGemmEx");
-  int64_t m = 4096, n = 4096, k = 4096;
-  cli.size("m", m, 257, "rows of A and C", kMaxDim);
-  cli.size("n", n, 131, "columns of B and C", kMaxDim);
-  cli.size("k", k, 67, "columns of A, rows of B", kMaxDim);
-  bool sweep = false;
-  cli.flag("sweep", sweep, "also time mma_pipelined against cuBLAS at sizes 256 ... 8192");
+  gpu100::GemmArgs args;  // --m --n --k --sweep (the sweep runs mma_pipelined)
+  args.add_to(cli, kMaxDim, gpu100::GemmDtype::F16);
   cli.kernels({"mma_basic", "mma_swizzled", "mma_multistage", "mma_pipelined"});
   cli.min_cc(80);  // mma.sync m16n8k16 and cp.async are Ampere instructions
-  cli.device_bytes([&] {
-    return 2.0 * (double(m) * double(k) + double(k) * double(n)) + 4.0 * double(m) * double(n);
-  });
 
   return gpu100::run(cli, argc, argv, [&](gpu100::Context& ctx) {
     auto& report = ctx.report();
-    report.problem("m", double(m));
-    report.problem("n", double(n));
-    report.problem("k", double(k));
-    report.unit("TFLOP/s");
-    report.limit("fp16_tensor_tflops", ctx.device().peak_fp16_tensor_tflops(),
-                 "FP16 tensor peak");
-    const double flops = gpu100::gemm_flops(m, n, k);
-    report.intensity(flops / (2.0 * double(m * k + k * n) + 4.0 * double(m * n)));
-
     const std::vector<Version> versions = {
         version<Basic>("mma_basic"), version<Swizzled>("mma_swizzled"),
         version<Multistage>("mma_multistage"), version<Pipelined>("mma_pipelined")};
     for (const auto& v : versions) {
       if (size_t(v.smem_bytes) > ctx.device().smem_per_block_optin)
-        throw std::runtime_error(std::string(v.name) + " needs " +
+        throw std::runtime_error(v.gemm.name + " needs " +
                                  std::to_string(v.smem_bytes) +
                                  " bytes of shared memory per block, more than this GPU allows");
     }
 
-    const auto ha = gpu100::to_half(gpu100::random_floats(size_t(m * k), ctx.seed()));
-    const auto hb = gpu100::to_half(gpu100::random_floats(size_t(k * n), ctx.seed() + 1));
-    const auto a = gpu100::half_values(ha), b = gpu100::half_values(hb);
-    gpu100::DeviceBuffer<__half> d_a(ha), d_b(hb);
-    gpu100::DeviceBuffer<float> d_c(size_t(m * n));
-    const __half* A = d_a.data();
-    const __half* B = d_b.data();
-    float* C = d_c.data();
-    const int M = int(m), N = int(n), K = int(k);
-
-    const gpu100::Tolerance tol = gpu100::gemm_tolerance(k);
-    auto check = [&] {
-      const auto c = d_c.download();
-      return gpu100::check_gemm(c.data(), a.data(), b.data(), m, n, k, tol, ctx.seed());
-    };
-
-    // The baseline on the same inputs, checked too (a note, not a row: if it failed, the
-    // tolerance or the inputs would be at fault rather than the day's kernels).
-    gpu100::CublasHandle handle;
-    const gpu100::GemmLauncher cublas = gpu100::cublas_hgemm_launcher(handle);
-    const gpu100::GemmOperands ops{m, n, k, A, B, C};
-    gpu100::gemm_baseline(
-        ctx, "cublasGemmEx fp16", cublas, ops, [&] { d_c.poison(); }, check,
-        "baseline: cublasGemmEx, fp16 A and B, fp32 accumulation (CUBLAS_COMPUTE_32F), fp32 C - "
-        "the kernels' arithmetic; on Hopper cuBLAS uses wgmma, which mma.sync cannot match");
+    gpu100::GemmProblem problem(ctx, args.m, args.n, args.k, gpu100::GemmDtype::F16);
+    problem.baseline();
+    report.note("on Hopper cuBLAS uses wgmma, which mma.sync cannot match");
 
     for (const auto& v : versions) {
-      if (!ctx.want(v.name)) continue;
-      ctx.run_version(
-          v.name, [&](cudaStream_t s) { v.launch(A, B, C, M, N, K, s); }, [&] { d_c.poison(); },
-          check, flops);
+      if (!ctx.want(v.gemm.name)) continue;
+      problem.run_version(v.gemm);
       // What the compiler and the occupancy calculator made of the design (see the header).
       cudaFuncAttributes attr{};
       CUDA_CHECK(cudaFuncGetAttributes(&attr, v.kernel));
       int blocks = 0;
       CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, v.kernel, v.threads,
                                                                size_t(v.smem_bytes)));
-      report.note(std::string(v.name) + ": " + std::to_string(attr.numRegs) + " registers/thread, " +
+      report.note(v.gemm.name + ": " + std::to_string(attr.numRegs) + " registers/thread, " +
                   std::to_string(v.smem_bytes / 1024) + " KB shared memory, " +
                   std::to_string(blocks) + " block(s) of " + std::to_string(v.threads) +
                   " threads per SM");
     }
 
-    if (sweep) {
-      gpu100::GemmSweep sw;
-      sw.version = "mma_pipelined";
-      sw.launch = [](const gpu100::GemmOperands& o, cudaStream_t s) {
-        launch_mma<Pipelined>(static_cast<const __half*>(o.A), static_cast<const __half*>(o.B),
-                              static_cast<float*>(o.C), int(o.m), int(o.n), int(o.k), s);
-      };
-      sw.baseline = "cublasGemmEx fp16";
-      sw.baseline_launch = cublas;
-      sw.input = gpu100::GemmDtype::F16;
-      sw.output = gpu100::GemmDtype::F32;
-      gpu100::gemm_sweep(ctx, sw);
-    }
+    if (args.sweep) problem.sweep(versions.back().gemm);  // mma_pipelined
   });
 }

@@ -286,64 +286,101 @@ bool gemm_sweep_best(Context& ctx, GemmSweep sweep, const std::vector<GemmVersio
   return false;
 }
 
-void SgemmArgs::add_to(Cli& cli, int64_t max_dim) {
+void GemmArgs::add_to(Cli& cli, int64_t max_dim, GemmDtype input) {
   cli.size("m", m, 257, "rows of A and C", max_dim);
   cli.size("n", n, 131, "columns of B and C", max_dim);
   cli.size("k", k, 67, "columns of A, rows of B", max_dim);
   cli.flag("sweep", sweep,
-           "also run the fastest version and cublasSgemm at square sizes 256..8192 (gemm_sweep)");
-  cli.device_bytes([this] { return 4.0 * (double(m) * k + double(k) * n + double(m) * n); });
+           "also run the fastest version and cuBLAS at square sizes 256..8192 (gemm_sweep)");
+  const double in_bytes = input == GemmDtype::F16 ? 2.0 : 4.0;
+  cli.device_bytes([this, in_bytes] {
+    return in_bytes * (double(m) * k + double(k) * n) + 4.0 * double(m) * n;
+  });
 }
 
-SgemmProblem::SgemmProblem(Context& ctx, int64_t m, int64_t n, int64_t k)
+GemmProblem::GemmProblem(Context& ctx, int64_t m, int64_t n, int64_t k, GemmDtype input)
     : ctx_(ctx),
+      input_(input),
+      baseline_name_(input == GemmDtype::F16 ? "cublasGemmEx fp16" : "cublasSgemm"),
       a_(random_floats(size_t(m * k), ctx.seed(), -1.0f, 1.0f)),
       b_(random_floats(size_t(k * n), ctx.seed() + 1, -1.0f, 1.0f)),
-      d_a_(a_),
-      d_b_(b_),
       d_c_(size_t(m * n)),
-      ops_{m, n, k, d_a_.data(), d_b_.data(), d_c_.data()},
+      ops_{m, n, k, nullptr, nullptr, d_c_.data()},
       tol_(gemm_tolerance(k)) {
   Report& report = ctx.report();
   report.problem("m", double(m));
   report.problem("n", double(n));
   report.problem("k", double(k));
   report.unit("TFLOP/s");
-  report.limit("fp32_tflops", ctx.device().peak_fp32_tflops(), "FP32 peak");
+  double in_bytes = 4.0;
+  if (input == GemmDtype::F16) {
+    const std::vector<__half> ah = to_half(a_), bh = to_half(b_);
+    a_ = half_values(ah);
+    b_ = half_values(bh);
+    d_ah_ = DeviceBuffer<__half>(ah);
+    d_bh_ = DeviceBuffer<__half>(bh);
+    ops_.A = d_ah_.data();
+    ops_.B = d_bh_.data();
+    in_bytes = 2.0;
+    report.limit("fp16_tensor_tflops", ctx.device().peak_fp16_tensor_tflops(), "FP16 tensor peak");
+  } else {
+    d_a_ = DeviceBuffer<float>(a_);
+    d_b_ = DeviceBuffer<float>(b_);
+    ops_.A = d_a_.data();
+    ops_.B = d_b_.data();
+    report.limit("fp32_tflops", ctx.device().peak_fp32_tflops(), "FP32 peak");
+  }
   // The least DRAM traffic any GEMM needs: read A and B once, write C once.
-  report.intensity(flops() / (4.0 * (double(m) * k + double(k) * n + double(m) * n)));
+  report.intensity(flops() /
+                   (in_bytes * (double(m) * k + double(k) * n) + 4.0 * double(m) * n));
 }
 
-CheckResult SgemmProblem::check() const {
+CheckResult GemmProblem::check() const {
   const std::vector<float> c = d_c_.download();
   return check_gemm(c.data(), a_.data(), b_.data(), ops_.m, ops_.n, ops_.k, tol_, ctx_.seed());
 }
 
-Stats SgemmProblem::baseline() {
-  return gemm_baseline(
-      ctx_, "cublasSgemm", cublas_sgemm_launcher(handle_), ops_, [this] { poison(); },
-      [this] { return check(); }, sgemm_baseline_note());
+GemmLauncher GemmProblem::cublas() {
+  return input_ == GemmDtype::F16 ? cublas_hgemm_launcher(handle_)
+                                  : cublas_sgemm_launcher(handle_);
 }
 
-void SgemmProblem::sweep(const GemmVersion& version) {
+Stats GemmProblem::baseline() {
+  const std::string note =
+      input_ == GemmDtype::F16
+          ? "baseline cublasGemmEx fp16: fp16 A and B, fp32 accumulation (CUBLAS_COMPUTE_32F), "
+            "fp32 C - the kernels' arithmetic; same inputs, row-major through the "
+            "swapped-operand identity"
+          : sgemm_baseline_note();
+  return gemm_baseline(
+      ctx_, baseline_name_, cublas(), ops_, [this] { poison(); }, [this] { return check(); },
+      note);
+}
+
+CheckResult GemmProblem::run_version(const GemmVersion& v) {
+  return ctx_.run_version(
+      v.name, [&](cudaStream_t s) { v.launch(ops_, s); }, [this] { poison(); },
+      [this] { return check(); }, flops());
+}
+
+void GemmProblem::sweep(const GemmVersion& version) {
   GemmSweep sw;
   sw.version = version.name;
   sw.launch = version.launch;
-  sw.baseline = "cublasSgemm";
-  sw.baseline_launch = cublas_sgemm_launcher(handle_);
+  sw.baseline = baseline_name_;
+  sw.baseline_launch = cublas();
+  sw.input = input_;
   gemm_sweep(ctx_, sw);
 }
 
-void SgemmProblem::run(const std::vector<GemmVersion>& versions, bool sweep) {
+void GemmProblem::run(const std::vector<GemmVersion>& versions, bool sweep) {
   baseline();
-  for (const GemmVersion& v : versions)
-    ctx_.run_version(
-        v.name, [&](cudaStream_t s) { v.launch(ops_, s); }, [this] { poison(); },
-        [this] { return check(); }, flops());
+  for (const GemmVersion& v : versions) run_version(v);
   if (sweep) {
     GemmSweep sw;
-    sw.baseline = "cublasSgemm";
-    sw.baseline_launch = cublas_sgemm_launcher(handle_);
+    sw.baseline = baseline_name_;
+    sw.baseline_launch = cublas();
+    sw.input = input_;
     gemm_sweep_best(ctx_, sw, versions);
   }
 }

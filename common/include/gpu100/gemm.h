@@ -149,37 +149,48 @@ struct GemmVersion {
 // (looked up among `versions` by name) filled in, or a note when no version passed.
 bool gemm_sweep_best(Context& ctx, GemmSweep sweep, const std::vector<GemmVersion>& versions);
 
-// The command line every FP32 GEMM day shares: --m, --n, --k (default 4096 each, --quick
-// 257 x 131 x 67: a multiple of no tile), --sweep, and the device memory A, B and C need.
-struct SgemmArgs {
+// The command line every GEMM day shares: --m, --n, --k (default 4096 each, --quick
+// 257 x 131 x 67: a multiple of no tile), --sweep, and the device memory A, B (of the input
+// type) and C (fp32) need.
+struct GemmArgs {
   int64_t m = 4096, n = 4096, k = 4096;
   bool sweep = false;
-  void add_to(Cli& cli, int64_t max_dim);
+  void add_to(Cli& cli, int64_t max_dim, GemmDtype input = GemmDtype::F32);
 };
 
-// One FP32 GEMM problem inside gpu100::run, as the FP32 GEMM days set it up: records m, n, k, the
-// unit (TFLOP/s), the FP32 peak and the arithmetic intensity; makes A and B random in [-1, 1)
-// from the seed, on the host and the device; checks C with check_gemm and gemm_tolerance(k).
-class SgemmProblem {
+// One GEMM problem inside gpu100::run, as the GEMM days set it up: records m, n, k, the unit
+// (TFLOP/s), the peak (FP32, or FP16 tensor for fp16 inputs) and the arithmetic intensity; makes A
+// and B random in [-1, 1) from the seed (rounded to fp16 for fp16 inputs; the CPU reference uses
+// the rounded values), on the host and the device; C is fp32, checked with check_gemm and
+// gemm_tolerance(k). The baseline is cublasSgemm (FP32) or cublasGemmEx (fp16 in, fp32 compute
+// and out), named by baseline_name().
+class GemmProblem {
  public:
-  SgemmProblem(Context& ctx, int64_t m, int64_t n, int64_t k);
+  GemmProblem(Context& ctx, int64_t m, int64_t n, int64_t k, GemmDtype input = GemmDtype::F32);
   const GemmOperands& ops() const { return ops_; }
   double flops() const { return gemm_flops(ops_.m, ops_.n, ops_.k); }
+  const std::string& baseline_name() const { return baseline_name_; }
   void poison() { d_c_.poison(); }
   CheckResult check() const;
-  // The cuBLAS SGEMM baseline (gemm_baseline), then every version the command line selects
+  // The cuBLAS baseline (gemm_baseline), then every version the command line selects
   // (ctx.run_version: poison, run once, check, time), then with `sweep` the fastest passing
   // version against cuBLAS over square sizes (gemm_sweep_best).
   void run(const std::vector<GemmVersion>& versions, bool sweep);
   // The parts of run(), for a day that does more between them: the checked and timed cuBLAS
-  // baseline (returns its time), and the square-size sweep of one version against cuBLAS.
+  // baseline (returns its time), one version (run_version), and the square-size sweep of one
+  // version against cuBLAS.
   Stats baseline();
+  CheckResult run_version(const GemmVersion& version);
   void sweep(const GemmVersion& version);
 
  private:
+  GemmLauncher cublas();
   Context& ctx_;
-  std::vector<float> a_, b_;
+  GemmDtype input_;
+  std::string baseline_name_;
+  std::vector<float> a_, b_;  // the values the GPU multiplies (fp16-rounded for fp16 input)
   DeviceBuffer<float> d_a_, d_b_, d_c_;
+  DeviceBuffer<__half> d_ah_, d_bh_;
   GemmOperands ops_;
   Tolerance tol_;
   CublasHandle handle_;
