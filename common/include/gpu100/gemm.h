@@ -177,11 +177,12 @@ class GemmProblem {
   // version against cuBLAS over square sizes (gemm_sweep_best).
   void run(const std::vector<GemmVersion>& versions, bool sweep);
   // The parts of run(), for a day that does more between them: the checked and timed cuBLAS
-  // baseline (returns its time), one version (run_version), and the square-size sweep of one
-  // version against cuBLAS.
+  // baseline (returns its time), one version (run_version), and the square-size sweep against
+  // cuBLAS of one version or of the fastest passing one among `versions`.
   Stats baseline();
   CheckResult run_version(const GemmVersion& version);
   void sweep(const GemmVersion& version);
+  void sweep_best(const std::vector<GemmVersion>& versions);
 
  private:
   GemmLauncher cublas();
