@@ -58,7 +58,7 @@
 //     through L2 for 137 GFLOP (32 FLOP per byte): at cuBLAS's rate that is under 2 TB/s, well
 //     inside what the H100's L2 delivers; the kernel is bound by FFMA issue and shared loads.
 //
-// Goal (issue 3): >= 90% of cuBLAS SGEMM at 4096^3 on an H100. Not measured yet: the numbers in
+// Goal: >= 90% of cuBLAS SGEMM at 4096^3 on an H100. Not measured yet: the numbers in
 // results/ will say whether the design meets it.
 //
 // Versions

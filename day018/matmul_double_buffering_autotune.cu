@@ -74,7 +74,7 @@
 //   the kernel below counts K down (k_rem) and swaps two stage pointers instead of keeping a tile
 //   index. The program prints what the driver reports for each config on the device it runs on.
 //
-// Goal (issue 3): the winner >= day 017 (the `warptile` row, day 017's kernel, is in the table
+// Goal: the winner >= day 017 (the `warptile` row, day 017's kernel, is in the table
 // for that comparison) and, like day 017, >= 90% of cuBLAS SGEMM at 4096^3 on an H100. Not
 // measured yet: nothing here has run on a GPU.
 //

@@ -44,7 +44,7 @@
 //   slices: the last step of slice k waits for slice k+1, passes the barrier and loads its first
 //   fragments before issuing its own mma, so the tensor cores never wait on a barrier alone.
 //
-// Design for the H100 (issue 3: >= 70% of cuBLAS HGEMM at 4096^3; UNMEASURED, nothing here has
+// Design for the H100 (goal: >= 70% of cuBLAS HGEMM at 4096^3; UNMEASURED, nothing here has
 // run on a GPU). Per SM and clock an H100 does 4096 dense fp16 FLOPs = one m16n8k16 mma, and
 // shared memory delivers 128 bytes = a quarter of an ldmatrix.x4. Per 32-deep slice of a
 // 128 x 256 tile the 8 warps issue 512 mma (512 clocks at peak) and 128 ldmatrix.x4 (512 clocks
