@@ -80,3 +80,27 @@ TEST(Gemm, CheckUsesAlphaBetaAndHalfValues) {
 }
 
 }  // namespace
+
+namespace {
+
+gpu100::Stats timed(double ms) { return gpu100::summarize({ms, ms, ms}); }
+gpu100::CheckResult verdict(bool pass) {
+  gpu100::CheckResult c;
+  c.checked = true;
+  c.pass = pass;
+  return c;
+}
+
+}  // namespace
+
+// --sweep follows the fastest version that passed: a faster failing version, or one that was only
+// checked, must not be chosen; no passing version gives an empty name.
+TEST(Gemm, BestPassingVersionSkipsFailedAndUntimed) {
+  gpu100::Report r("day999", "test");
+  EXPECT_EQ(gpu100::best_passing_version(r), "");
+  r.add("slow", timed(4.0), 1.0, verdict(true));
+  r.add("fast_but_wrong", timed(1.0), 4.0, verdict(false));
+  r.add_check("checked_only", verdict(true));
+  r.add("medium", timed(2.0), 2.0, verdict(true));
+  EXPECT_EQ(gpu100::best_passing_version(r), "medium");
+}
