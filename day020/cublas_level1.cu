@@ -404,12 +404,6 @@ gpu100::CheckResult check_scalar(float got, double ref, gpu100::Tolerance tol) {
   return s.finish();
 }
 
-const gpu100::VersionResult* find_version(const gpu100::Report& r, const std::string& name) {
-  for (const auto& v : r.versions())
-    if (v.name == name) return &v;
-  return nullptr;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -635,8 +629,8 @@ int main(int argc, char** argv) {
     vs.title = "own kernels vs cuBLAS (same data, same useful bytes)";
     vs.columns = {"operation", "cuBLAS GB/s", "own GB/s", "own % of cuBLAS"};
     for (const auto& op : ops) {
-      const auto* b = find_version(report, "cublas_" + op);
-      const auto* o = find_version(report, "own_" + op);
+      const auto* b = report.find("cublas_" + op);
+      const auto* o = report.find("own_" + op);
       if (!b || !o || !b->time.valid() || !o->time.valid()) continue;
       vs.add_row({op, b->rate, o->rate, b->rate > 0 ? 100.0 * o->rate / b->rate : 0.0});
     }

@@ -270,12 +270,6 @@ gpu100::Tolerance tf32_tolerance(int64_t k) {
   return gpu100::Tolerance::Custom(t.rel_l2 + 4.0 * tf32, t.max_abs_rel + 16.0 * tf32);
 }
 
-const gpu100::VersionResult* find_version(const gpu100::Report& r, const std::string& name) {
-  for (const auto& v : r.versions())
-    if (v.name == name) return &v;
-  return nullptr;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -499,8 +493,8 @@ int main(int argc, char** argv) {
                     fused.rel_err, fused_vs_erf.rel_err, r2 > 0 ? std::sqrt(d2 / r2) : 0.0);
       report.note(line);
     }
-    const auto* vu = find_version(report, "lt_unfused");
-    const auto* vf = find_version(report, "lt_gelu_bias");
+    const auto* vu = report.find("lt_unfused");
+    const auto* vf = report.find("lt_gelu_bias");
     if (vu && vf && vu->time.valid() && vf->time.valid()) {
       std::snprintf(line, sizeof line,
                     "fused epilogue: %.3f ms vs %.3f ms unfused (%.1f%% less); the unfused path "
@@ -519,7 +513,7 @@ int main(int argc, char** argv) {
     const std::pair<const char*, double> tensor_versions[] = {{"tf32", 0.5 * fp16_peak},
                                                               {"hgemm", fp16_peak}};
     for (const auto& [name, peak] : tensor_versions) {
-      const auto* v = find_version(report, name);
+      const auto* v = report.find(name);
       if (!v || !v->time.valid()) continue;
       if (peak > 0)
         tensor.add_row({name, v->rate, peak, 100.0 * v->rate / peak});

@@ -82,6 +82,12 @@ double Report::rate(double work, double ms) const {
   throw std::invalid_argument("Report::rate: no conversion for unit " + unit_);
 }
 
+const VersionResult* Report::find(const std::string& name) const {
+  for (const VersionResult& v : versions_)
+    if (v.name == name) return &v;
+  return nullptr;
+}
+
 bool Report::passed() const {
   if (versions_.empty()) return false;
   return std::all_of(versions_.begin(), versions_.end(),

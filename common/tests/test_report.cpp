@@ -28,6 +28,16 @@ TEST(Report, PassOnlyWhenEveryVersionPasses) {
   EXPECT_FALSE(r.passed());
 }
 
+TEST(Report, FindReturnsTheRecordedVersionOrNull) {
+  gpu100::Report r("day001", "vector_add");
+  r.add("a", ms(2), 10, ok());
+  r.add("b", ms(1), 20, bad());
+  ASSERT_NE(r.find("b"), nullptr);
+  EXPECT_EQ(r.find("b")->rate, 20);
+  EXPECT_FALSE(r.find("b")->check.pass);
+  EXPECT_EQ(r.find("c"), nullptr);
+}
+
 TEST(Report, UncheckedVersionDoesNotPass) {
   gpu100::Report r("day001", "vector_add");
   r.add("a", ms(1), 10, gpu100::CheckResult{});

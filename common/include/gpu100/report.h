@@ -77,6 +77,8 @@ class Report {
   // The JSON document (see DESIGN.md); device may be null (unit tests).
   std::string json(const DeviceInfo* device) const;
   const std::vector<VersionResult>& versions() const { return versions_; }
+  // The recorded version of that name; null when it did not run (not selected by --kernel).
+  const VersionResult* find(const std::string& name) const;
   const std::string& day() const { return day_; }
   const std::string& topic() const { return topic_; }
 
