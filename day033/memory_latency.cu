@@ -37,8 +37,11 @@
 // in one of them, so from one SM about half of the L2 hits are "far" and slower, and the L2 plateau
 // is the average of the two latencies (a data-dependent one: it can look noisy). Depending on how
 // the hardware places and duplicates lines, the step to HBM latency can start before the full
-// reported L2 size. At the largest sizes TLB misses add to HBM latency (the chain touches more
-// pages than the TLBs cover), so the last points rise above the HBM plateau.
+// reported L2 size, e.g. near half of it: the notes therefore give two sizes, where the curve
+// first leaves the L2 plateau (25 % above it) and where it passes halfway to HBM, next to the
+// reported L2, and claim neither is "the" L2 size. At the largest sizes TLB misses add to HBM
+// latency (the chain touches more pages than the TLBs cover), so the last points rise above the
+// HBM plateau.
 //
 // Check: the final index after warm + steps loads equals a CPU walk of the same permutation.
 //
@@ -381,6 +384,17 @@ int main(int argc, char** argv) {
         else
           report.note(std::string("L2 size: the ") + suffix(flavours[f]) +
                       " curve never passes halfway from the L2 to the HBM plateau; " + reported);
+        // The first rise can come well before that: an L2 of two partitions (A100, H100) may keep
+        // only about half its capacity near one SM, and lines past that come from the far
+        // partition or HBM. Both sizes are printed; neither is forced to match the reported L2.
+        const auto [c, d] = capacity(y, l2, 1.5 * l2, 1024);  // 25 % above the L2 plateau
+        if (c > 0)
+          report.note(std::string("L2 plateau end: the ") + suffix(flavours[f]) +
+                      fmt_double(" latency first exceeds the L2 plateau by 25 %% between %.1f",
+                                 double(c) / 1024) +
+                      fmt_double(" and %.1f MiB (on a two-partition L2 a first step near half the "
+                                 "reported size, then a second towards HBM, shows the partitions)",
+                                 double(d) / 1024));
       } else {
         report.note(
             "L2 size: not estimated, the sweep needs points from 1 MiB to 4 x the reported "

@@ -29,9 +29,10 @@
 //    blocks roughly in blockIdx order, so the mapping blockIdx -> tile decides which tiles run at
 //    the same time. Row-major order runs a few full rows of tiles at once: together they read a
 //    few row panels of A but ALL of B. Grouped order (a "swizzle": walk GROUP tile rows column by
-//    column, then the next GROUP rows) runs a roughly square patch of tiles at once, which reads
-//    about sqrt as many panels of each: more reuse in L2, less HBM traffic. Same kernel, same
-//    arithmetic; only the tile_of() mapping differs (group 1 IS row-major order).
+//    column, then the next GROUP rows) with GROUP near the square root of the number of blocks
+//    resident at once runs a roughly square patch of tiles at once, which reads about sqrt as many
+//    panels of each: more reuse in L2, less HBM traffic. Same kernel, same arithmetic; only the
+//    tile_of() mapping differs (group 1 IS row-major order).
 //
 // Versions (the main table reports speedups: unit "x", each pair against its first member)
 //   no_window    the stream + hot kernel on a stream without a policy window (reference, 1.00).
@@ -40,7 +41,8 @@
 //                has no persisting L2 (cudaDevAttrMaxPersistingL2CacheSize = 0).
 //   row_order    64x64-tile SGEMM (4x4 outputs per thread, 16-deep K steps through shared memory),
 //                tiles in row-major order (reference, 1.00).
-//   grouped      the same kernel with tiles in groups of --group tile rows.
+//   grouped      the same kernel with tiles in groups of --group tile rows (default: the integer
+//                nearest sqrt(resident blocks), so the blocks running at once cover a square patch).
 // Tables: the hit-ratio sweep (ms, effective GB/s vs HBM peak, speedup) and the group-size sweep
 // (ms, TFLOP/s vs FP32 peak, speedup).
 //
@@ -57,7 +59,7 @@
 // standard.
 //
 // Run:  build/bin/day034 [--elements 67108875 --hot-fraction 0.5] [--m 4096 --n 4096 --k 4096
-//                         --group 8] [--kernel persisting,grouped]
+//                         --group 0] [--kernel persisting,grouped]
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -93,24 +95,34 @@ __global__ void __launch_bounds__(kStreamBlock)
 }
 
 // The persisting set-aside slice for the lifetime of the object; on the way out every persisting
-// line is demoted and the slice returned, so nothing after this (the GEMM, another program) runs
-// with a smaller normal L2. A device can list a persisting maximum and still refuse the limit (a
-// shared GPU, e.g. under MPS): then granted() is 0, error() says why, and the day reports the
-// version as not applicable instead of failing.
+// line is demoted and the limit set back to what it was (0 in a fresh context), so nothing after
+// this (the GEMM, another program) runs with a smaller normal L2. A device can list a persisting
+// maximum and still refuse the limit (a shared GPU, e.g. under MPS): then granted() is 0, error()
+// says why, the destructor touches nothing, and the day reports the version as not applicable
+// instead of failing.
 class PersistingL2 {
  public:
   explicit PersistingL2(size_t bytes) {
+    if (cudaDeviceGetLimit(&previous_, cudaLimitPersistingL2CacheSize) != cudaSuccess) {
+      previous_ = 0;
+      (void)cudaGetLastError();
+    }
     error_ = cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, bytes);
     if (error_ != cudaSuccess) {
       (void)cudaGetLastError();  // not sticky: clear it so later checks do not see it
       return;
     }
+    set_ = true;
     CUDA_CHECK(cudaDeviceGetLimit(&granted_, cudaLimitPersistingL2CacheSize));
   }
   ~PersistingL2() {
+    if (!set_) return;
     cudaDeviceSynchronize();
     cudaCtxResetPersistingL2Cache();
-    cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0);
+    cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, previous_);
+    // A failure here (no check: destructors must not throw) would otherwise stay the "last error"
+    // and make the next LAUNCH_CHECK, at an unrelated GEMM launch, fail the day.
+    (void)cudaGetLastError();
   }
   PersistingL2(const PersistingL2&) = delete;
   PersistingL2& operator=(const PersistingL2&) = delete;
@@ -118,7 +130,8 @@ class PersistingL2 {
   cudaError_t error() const { return error_; }
 
  private:
-  size_t granted_ = 0;
+  size_t granted_ = 0, previous_ = 0;
+  bool set_ = false;
   cudaError_t error_ = cudaSuccess;
 };
 
@@ -223,14 +236,17 @@ int main(int argc, char** argv) {
   int64_t elements = (int64_t(1) << 26) + 11;
   int64_t m = 4096, n = 4096, k = 4096;
   double hot_fraction = 0.5;
-  int group = 8;
+  int group = 0;  // 0: about sqrt(resident blocks), the square patch (see part 2)
   cli.size("elements", elements, 1'000'003, "length of the streamed buffer (floats)");
   cli.size("m", m, 257, "GEMM rows of A and C", int64_t(1) << 20);
   cli.size("n", n, 131, "GEMM columns of B and C", int64_t(1) << 20);
   cli.size("k", k, 67, "GEMM columns of A, rows of B", int64_t(1) << 20);
   cli.option("hot-fraction", hot_fraction, "hot buffer size as a fraction of the L2 size", 0.001,
              8.0);
-  cli.option("group", group, "tile rows per group in the grouped GEMM order", 1, 1 << 20);
+  cli.option("group", group,
+             "tile rows per group in the grouped GEMM order (0: the integer nearest the square "
+             "root of the blocks resident at once)",
+             0, 1 << 20);
   cli.kernels({"no_window", "persisting", "row_order", "grouped"});
   cli.device_bytes([&] {
     return 12.0 * double(elements) + 4.0 * (double(m) * k + double(k) * n + double(m) * n);
@@ -247,7 +263,6 @@ int main(int argc, char** argv) {
     report.problem("m", double(m));
     report.problem("n", double(n));
     report.problem("k", double(k));
-    report.problem("group", double(group));
     report.unit("speedup (x)");
     report.note(
         "speedup (x) = time of the pair's reference / time: persisting vs no_window, "
@@ -399,6 +414,16 @@ int main(int argc, char** argv) {
       };
       const double flops = gpu100::gemm_flops(m, n, k);
       const double peak = dev.peak_fp32_tflops();
+      // The R blocks resident at once (R = 528 on an H100 with the 60 registers ptxas gives the
+      // kernel today: 4 blocks per SM) cover G x R/G tiles in grouped order and R/tiles_n x
+      // tiles_n in row order. A fixed G such as 8 would give 8 x 66 at 4096^2, the same shape as
+      // row order's 8.25 x 64: nothing to measure. The square patch, G = sqrt(R), reads the
+      // fewest A + B panels per wave.
+      const int64_t tiles_m = gpu100::ceil_div<int64_t>(m, kTile);
+      const unsigned resident = gpu100::resident_grid(gemm_tiled, kGemmThreads);
+      const int64_t auto_g = std::max<int64_t>(1, std::llround(std::sqrt(double(resident))));
+      const int grouped_g = int(std::min<int64_t>(group > 0 ? int64_t(group) : auto_g, tiles_m));
+      report.problem("group", double(grouped_g));
 
       gpu100::CheckResult base_check;
       const gpu100::Stats base = measure(1, &base_check);
@@ -411,9 +436,24 @@ int main(int argc, char** argv) {
                          100.0 * gpu100::tflops(flops, base.median_ms) / peak, peak) +
                   format("; %.0f tiles of 64 x 64, A %.1f MiB, B %.1f MiB", double(tiles),
                          4.0 * double(m * k) / (1 << 20), 4.0 * double(k * n) / (1 << 20)));
+      {
+        const double tiles_n = double(tiles / tiles_m), r = double(resident);
+        std::string how = group > 0 ? " (--group, at most the tile rows)"
+                                    : " (the integer nearest sqrt(" + std::to_string(resident) +
+                                          ") resident blocks, at most the tile rows)";
+        if (r < double(tiles))
+          how += format(": the blocks resident at once cover about %.1f x %.1f tiles, in row "
+                        "order %.1f",
+                        std::max(double(grouped_g), r / tiles_n),
+                        std::min(r / grouped_g, tiles_n), r / tiles_n) +
+                 format(" x %.0f (tile rows x columns)", tiles_n);
+        else
+          how += ": every tile is resident at once, so the order can hardly matter";
+        report.note("grouped: group " + std::to_string(grouped_g) + how);
+      }
       if (ctx.want("grouped")) {
         gpu100::CheckResult c;
-        const gpu100::Stats t = measure(group, &c);
+        const gpu100::Stats t = measure(grouped_g, &c);
         report.add("grouped", t, base.median_ms / t.median_ms, c);
       }
 
@@ -421,8 +461,12 @@ int main(int argc, char** argv) {
                           {"group", "ms", "TFLOP/s", "% of FP32 peak", "speedup (x) vs row order"},
                           {}};
       gpu100::CheckResult all;
-      const int64_t tiles_m = gpu100::ceil_div<int64_t>(m, kTile);
-      for (int g : {1, 2, 4, 8, 16, 32}) {
+      std::vector<int> groups = {1, 2, 4, 8, 16, 32};
+      if (std::find(groups.begin(), groups.end(), grouped_g) == groups.end()) {
+        groups.push_back(grouped_g);
+        std::sort(groups.begin(), groups.end());
+      }
+      for (int g : groups) {
         if (g > 1 && g > tiles_m) break;  // larger groups are all the same order
         gpu100::CheckResult c;
         const gpu100::Stats s = g == 1 ? base : measure(g, &c);

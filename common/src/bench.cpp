@@ -42,6 +42,9 @@ class L2Flusher {
       b.sink = DeviceBuffer<int>(1);
       b.data.zero();  // initialized once, so the reads are of defined memory (initcheck)
       b.sink.zero();
+      // cudaMemset runs on the legacy default stream, which does not order work on non-blocking
+      // streams: finish it before the first flush, whatever stream that flush is on.
+      CUDA_CHECK(cudaDeviceSynchronize());
     }
     flush_l2_by_reading(b.data.data(), b.data.bytes(), b.sink.data(), stream);
   }
