@@ -37,10 +37,11 @@
 //                         Measured cycles per warp access of each against its model (the
 //                         conflict degree, counted by the host from the 32 addresses). Padding
 //                         and swizzle make every power-of-two stride conflict-free (stride 32
-//                         is the tile column), but they are no free lunch: odd strides, free in
-//                         the row-major layout, become 2-way (padded) or 2- to 11-way
-//                         (swizzled), and stride 31 becomes 31-way in both. A layout fix
-//                         belongs to the access pattern it was made for.
+//                         is the tile column), but they are no free lunch: odd strides above 1,
+//                         free in the row-major layout, become 2-way (padded) or 2- to 11-way
+//                         (swizzled), and stride 31 becomes 31-way in both (stride 1 stays
+//                         free: its 32 words are one row). A layout fix belongs to the access
+//                         pattern it was made for.
 //   The layout table gives the same for the four tile layouts and a broadcast (all lanes one
 //   word: one wavefront).
 //

@@ -22,9 +22,16 @@
 // Achieved occupancy (measured, not from a profiler): an instrumented copy of each kernel has
 // lane 0 of every warp store clock64() when the warp starts and when it ends, with %smid. Per SM,
 // the sum of the warps' lifetimes divided by the SM's busy span (first start to last end, same
-// SM clock) is the average number of resident warps; summed over SMs and divided by the total
-// span times the maximum warps per SM, it is the achieved occupancy (Nsight Compute's
-// sm__warps_active averaged the same way, tails included). The GB/s come from the plain kernel.
+// SM clock) is the time-averaged number of resident warps; summed over SMs and divided by the
+// total span times the maximum warps per SM, it is the achieved occupancy, averaged like Nsight
+// Compute's sm__warps_active.avg.pct_of_peak_sustained_active: over the cycles each SM is busy.
+// So the drain at the end of an SM's work (its last blocks finishing with no new ones to
+// start) lowers it, but an SM that sits idle while other SMs finish the last partial wave does
+// not: that whole-GPU tail shows in the GB/s, not here. A record covers the warp from its first
+// clock read to its last, a few tens of cycles short of its whole residency, so very short
+// warps (ilp1) read a few percent low. The instrumented copy is timed like the plain kernel
+// (warm-up, L2 flushed before every run) and the records of its last run are used, so both
+// columns describe the same conditions. The GB/s come from the plain kernel.
 //
 // Versions (block of 256 threads; rate = 8 bytes per element: 4 read, 4 written)
 //   ilp1            K = 1: one load per thread, about 12 registers: full occupancy.
@@ -50,7 +57,8 @@
 // same way on both sides). Every version and every sweep point is checked.
 //
 // What to expect (unmeasured here): achieved follows theoretical from below (block launch
-// and the tail of the last wave cost resident warps, most for the short ilp1 warps), and
+// and the drain of each SM's last blocks cost resident warps, most for the short ilp1 warps;
+// the whole-GPU tail of the last partial wave costs GB/s instead, see above), and
 // the GB/s of high-K versions need not fall with occupancy: bytes in flight per SM, not warps,
 // is what a memory-bound kernel needs (Little's law).
 //
@@ -246,7 +254,8 @@ int main(int argc, char** argv) {
       return 100.0 * blocks_per_sm(kernel, block) * block / dev.max_threads_per_sm;
     };
 
-    // Runs the instrumented kernel once and turns the warp records into achieved occupancy (%).
+    // Times the instrumented kernel like the plain one and turns the warp records of its last
+    // run into achieved occupancy (%).
     // Missing records fail `check`; with check_output, so does a wrong y (instrumentation must
     // not change the result).
     auto merge = [](gpu100::CheckResult& into, const gpu100::CheckResult& c) {
@@ -256,10 +265,16 @@ int main(int argc, char** argv) {
                         gpu100::CheckResult& check) {
       const unsigned grid = unsigned(gpu100::ceil_div<int64_t>(threads_needed(n, k), block));
       const size_t warps = size_t(grid) * size_t(block) / 32;
+      // Poisoned records: start = ~0 and end = 0 make end < start, and smid = ~0 is out of range,
+      // so a record no run wrote cannot pass for one (stale records of an earlier launch could).
       d_y.poison();
       d_sm.poison();
-      launcher(kernel, k, block, true)(nullptr);
-      CUDA_CHECK(cudaDeviceSynchronize());
+      d_start.poison();
+      d_end.zero();
+      // Run it the way the GB/s are measured (warm-up, L2 flushed before every timed run) and
+      // keep the records of the last run: a single cold launch right after the memsets would
+      // find part of x in L2 and the TLBs cold, so its warps would live differently.
+      ctx.bench(launcher(kernel, k, block, true));
       if (check_output) merge(check, check_y(k));
       std::vector<unsigned long long> start(warps), end(warps);
       std::vector<unsigned> sm(warps);
@@ -382,6 +397,10 @@ int main(int argc, char** argv) {
           const double gbps = gpu100::gbps(bytes, time.median_ms);
           // The instrumented copy's output is checked in the main versions; here its records.
           const double achieved_pct = achieved(v.instrumented, v.k, block, false, check);
+          if (blocks_per_sm(v.instrumented, block) != blocks_per_sm(v.plain, block))
+            report.note(std::string(v.name) + ", block " + std::to_string(block) +
+                        ": the instrumented copy fits a different number of blocks per SM than "
+                        "the plain kernel; its achieved occupancy is its own");
           t.add_row({block, blocks_per_sm(v.plain, block), theoretical_pct(v.plain, block),
                      achieved_pct, gbps, 100.0 * gbps / copy_gbps});
         }
