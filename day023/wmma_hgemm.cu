@@ -11,8 +11,9 @@
 //
 // The price of the opaque layout: a fragment comes only from a whole 16 x 16 tile in memory whose
 // leading dimension is a multiple of 8 halves (16 bytes; 4 floats for the accumulator) and whose
-// start is 32-byte aligned. A row-major M x K matrix with K = 67 breaks both, and the last tiles of
-// any size that is no multiple of 16 hang over the edge. So every kernel here has two paths:
+// start is 32-byte aligned (the Programming Guide's rule; the PTX ISA's is stricter, see
+// direct_ok). A row-major M x K matrix with K = 67 breaks both, and the last tiles of any size
+// that is no multiple of 16 hang over the edge. So every kernel here has two paths:
 // interior tiles of well-shaped matrices go straight through the WMMA calls, everything else is
 // staged through zero-padded shared memory - guarded scalar loads (never out of bounds) write the
 // tile with zeros where the matrix ends, and zeros add nothing to the products. Results leave the
@@ -73,15 +74,19 @@ using FragC = wmma::fragment<wmma::accumulator, kFrag, kFrag, kFrag, float>;
 // element offsets (row * ld) are computed in int64.
 constexpr int64_t kMaxDim = int64_t(1) << 30;
 
-// Where a fragment may be loaded straight from global memory: the leading dimension a multiple of
-// 16 bytes and the base 32-byte aligned (tile starts are then 32-byte aligned too, since tiles
-// start at multiples of 16 rows and 16 columns).
+// Where a fragment may be loaded (stored) straight from global memory. The CUDA Programming Guide
+// asks for a 256-bit (32-byte) aligned pointer and a leading dimension that is a multiple of 16
+// bytes (8 halves, 4 floats). The PTX ISA's wmma.load/wmma.store text is stricter: EVERY row start
+// must be aligned to the fragment's size, 32 bytes for these shapes, so the stride itself must be
+// a multiple of 32 bytes (16 halves, 8 floats). The direct path meets the stricter rule - it
+// costs nothing where speed matters (4096 is a multiple of 16) - and tile starts are then 32-byte
+// aligned too, since tiles start at multiples of 16 rows and 16 columns.
 struct DirectOk {
   bool a, b, c;
 };
 DirectOk direct_ok(const void* A, const void* B, const void* C, int n, int k) {
-  return {k % 8 == 0 && gpu100::is_aligned(A, 32), n % 8 == 0 && gpu100::is_aligned(B, 32),
-          n % 4 == 0 && gpu100::is_aligned(C, 32)};
+  return {k % 16 == 0 && gpu100::is_aligned(A, 32), n % 16 == 0 && gpu100::is_aligned(B, 32),
+          n % 8 == 0 && gpu100::is_aligned(C, 32)};
 }
 
 // The guarded copy of one 16 x 16 tile of a row-major rows x cols half matrix into a warp's
@@ -171,7 +176,12 @@ constexpr int kWM = kBM / kWarpsM, kWN = kBN / kWarpsN;
 constexpr int kFragsM = kWM / kFrag, kFragsN = kWN / kFrag;
 // Row padding of 8 halves: 16 bytes keeps every row start 16-byte aligned (for the uint4 stores)
 // and shifts consecutive rows by 4 banks, so the 8 rows a fragment load reads at once spread
-// over the banks instead of piling onto the same ones. 16-row steps stay 32-byte aligned.
+// over the banks instead of piling onto the same ones. 16-row steps stay 32-byte aligned, so
+// every fragment pointer is 32-byte aligned. The strides (80 and 272 bytes) meet the Programming
+// Guide's 16-byte rule but not the PTX ISA's 32-byte one (direct_ok): a 32-byte-multiple stride
+// puts rows r and r + 4 on the same banks (2-way conflicts on every fragment load), and the
+// 8-half pad is what common WMMA code relies on (unverified here: no GPU, no disassembler). If a
+// GPU run ever disagrees, kPad = 16 is the strictly legal fallback (42 KB double-buffered).
 constexpr int kPad = 8;
 constexpr int kLdA = kBK + kPad;  // 40 halves = 80 bytes
 constexpr int kLdB = kBN + kPad;  // 136 halves = 272 bytes
