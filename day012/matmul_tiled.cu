@@ -30,7 +30,8 @@
 //             addresses into immediate offsets. Compare it with static32 at --tile 32.
 //             Dynamic shared memory beyond 48 KB per block needs an explicit opt-in
 //             (cudaFuncSetAttribute(..., cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
-//             these tiles are at most 8 KB, so the launcher only checks the limit.
+//             these tiles are at most 8 KB (no opt-in needed); main() checks the limit once,
+//             before the first launch.
 //
 // Still a long way from cuBLAS: every warp-wide FMA needs a shared-memory read of B, and of A
 // too, except that nvcc merges four consecutive As reads of the static versions (As[ty][p..p+3])

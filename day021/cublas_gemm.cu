@@ -59,7 +59,8 @@
 //                     error remains; tensor cores add products with truncation (round toward
 //                     zero) once per MMA step (Fasi et al., "Numerical behavior of NVIDIA tensor
 //                     cores", 2021), a biased error that grows like u K / c instead of u sqrt(K).
-//                     We add u K / 4 (u = 2^-24; ~5x that model for c = 8 products per step).
+//                     tensor_core_gemm_tolerance adds u K / 4 (u = 2^-24; ~5x that model for
+//                     c = 8 products per step).
 //   tf32:             LOOSER: each input is rounded (or truncated) to 10 mantissa bits, so each
 //                     product is off by up to ~2^-10 relative, independent of K: a relative L2
 //                     error near 1e-3. Tolerance = the hgemm one + 4 * 2^-10 (rel L2) and
@@ -258,14 +259,8 @@ void add_errors(gpu100::ErrorStats& e, const std::vector<float>& C, int64_t n, i
   }
 }
 
-gpu100::Tolerance tensor_core_tolerance(int64_t k) {
-  const auto g = gpu100::gemm_tolerance(k);
-  const double drift = std::ldexp(1.0, -24) * double(k) / 4.0;
-  return gpu100::Tolerance::Custom(g.rel_l2 + drift, g.max_abs_rel + 4.0 * drift);
-}
-
 gpu100::Tolerance tf32_tolerance(int64_t k) {
-  const auto t = tensor_core_tolerance(k);
+  const auto t = gpu100::tensor_core_gemm_tolerance(k);
   const double tf32 = std::ldexp(1.0, -10);
   return gpu100::Tolerance::Custom(t.rel_l2 + 4.0 * tf32, t.max_abs_rel + 16.0 * tf32);
 }
@@ -413,7 +408,8 @@ int main(int argc, char** argv) {
                                     CUDA_R_16F, N, d_a16.data(), CUDA_R_16F, K, &zero, d_c.data(),
                                     CUDA_R_32F, N, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
         },
-        poison_c, [&] { return check_plain(d_c, ref16, tensor_core_tolerance(k)); }, flops);
+        poison_c,
+        [&] { return check_plain(d_c, ref16, gpu100::tensor_core_gemm_tolerance(k)); }, flops);
 
     auto poison_cb = [&] { d_cb.poison(); };
     ctx.run_version(

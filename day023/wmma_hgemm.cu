@@ -45,8 +45,9 @@
 //
 // Check: the inputs are fp16 (made from random floats with to_half); the CPU reference multiplies
 // the exact values the halves hold (half_values) in double. A product of two halves is exact in
-// fp32, so the only error is fp32 accumulation: gemm_tolerance(k). Sampled entries (with the last
-// row and column) at the full size, every entry at the --quick size.
+// fp32, so the only error is the accumulation, which tensor cores do with truncation:
+// tensor_core_gemm_tolerance(k). Sampled entries (with the last row and column) at the full size,
+// every entry at the --quick size.
 // Baseline: cublasGemmEx with fp16 A, B, fp32 compute and fp32 C (hgemm_row_major), same data.
 //
 // Run:  build/bin/day023 [--m 4096 --n 4096 --k 4096] [--kernel wmma_block_db] [--sweep]

@@ -72,9 +72,9 @@
 // is even, scalar stores otherwise).
 //
 // Check: fp16 inputs from to_half(random floats); CPU reference in double on the exact values
-// the halves hold (half_values); gemm_tolerance(k), since fp16 x fp16 products are exact in fp32
-// and only the accumulation rounds. Sampled entries (incl. the last row and column) at the full
-// size, every entry at --quick. Baseline: cublasGemmEx, fp16 in, fp32 compute, fp32 out.
+// the halves hold (half_values); tensor_core_gemm_tolerance(k), since fp16 x fp16 products are
+// exact in fp32 and only the accumulation rounds - with truncation inside the tensor cores.
+// Sampled entries (incl. the last row and column) at the full size, every entry at --quick. Baseline: cublasGemmEx, fp16 in, fp32 compute, fp32 out.
 //
 // Run:  build/bin/day024 [--m 4096 --n 4096 --k 4096] [--kernel mma_pipelined] [--sweep]
 //       build/bin/day024 --m 129 --n 67 --k 259      (odd shapes: the guarded edge paths)

@@ -104,3 +104,17 @@ TEST(Gemm, BestPassingVersionSkipsFailedAndUntimed) {
   r.add("medium", timed(2.0), 2.0, verdict(true));
   EXPECT_EQ(gpu100::best_passing_version(r), "medium");
 }
+
+// Tensor-core accumulation truncates: its bound must contain the fp32 one and grow linearly in K.
+TEST(Gemm, TensorCoreToleranceAddsALinearTerm) {
+  const auto g = gpu100::gemm_tolerance(8192), t = gpu100::tensor_core_gemm_tolerance(8192);
+  EXPECT_GT(t.rel_l2, g.rel_l2);
+  EXPECT_GT(t.max_abs_rel, g.max_abs_rel);
+  const double d1 = gpu100::tensor_core_gemm_tolerance(1 << 12).rel_l2 -
+                    gpu100::gemm_tolerance(1 << 12).rel_l2;
+  const double d2 = gpu100::tensor_core_gemm_tolerance(1 << 14).rel_l2 -
+                    gpu100::gemm_tolerance(1 << 14).rel_l2;
+  EXPECT_NEAR(d2 / d1, 4.0, 1e-9);
+  // Still far below one missing product term out of K = 8192 (~1/sqrt(K) ~ 1e-2 in that entry).
+  EXPECT_LT(t.max_abs_rel, 1e-3);
+}

@@ -60,14 +60,22 @@ void hgemm_row_major(cublasHandle_t h, int64_t m, int64_t n, int64_t k, float al
 // roundoff of a narrower output type (2^-11 for fp16 C).
 Tolerance gemm_tolerance(int64_t k, double output_rounding = 0);
 
+// The same for a product accumulated by tensor cores (fp16/bf16 inputs, fp32 accumulation).
+// They add the products of one MMA step with truncation (round toward zero) of the aligned
+// terms (Fasi et al., "Numerical behavior of NVIDIA tensor cores", 2021), a biased error that
+// grows like u*K/c (c terms per step) instead of u*sqrt(K). Adds u*K/4 to the relative L2 bound
+// and u*K to the max-abs one (u = 2^-24): about 5x that model for c = 8, and still far below the
+// ~1/sqrt(K) of one missing product term.
+Tolerance tensor_core_gemm_tolerance(int64_t k, double output_rounding = 0);
+
 // Row-major fp16 helpers for the fp16 days: the halves, and the exact float values they hold
 // (what the CPU reference must multiply, not the floats before rounding).
 std::vector<__half> to_half(const std::vector<float>& x);
 std::vector<float> half_values(const std::vector<__half>& x);
 
 // Which entries of an M x N result to check: every entry when M*N*K <= full_limit multiply-adds
-// (the --quick sizes), else `samples` entries: the four corners, the last row and column (where
-// partial tiles are) and random entries from the seed.
+// and M*N <= 2^22 (the --quick sizes), else `samples` entries: the four corners, the last row and
+// column (where partial tiles are) and random entries from the seed.
 std::vector<std::pair<int64_t, int64_t>> gemm_check_points(int64_t m, int64_t n, int64_t k,
                                                            uint64_t seed, int64_t samples = 4096,
                                                            double full_limit = double(1 << 27));
