@@ -20,7 +20,7 @@
 //    the math, beside the 64 or 128 accumulators. Registers are the budget that decides it:
 //    __launch_bounds__(256, 2) caps a thread at 128 registers (2 blocks = 16 warps per SM).
 //    With BK = 8 the double-buffered kernel fits (125 registers on sm_90). With BK = 16 it fits
-//    only if the inner k loop is unrolled by 2 instead of 16: fully unrolled, the compiler hoists
+//    only if the inner k loop is unrolled by 2 instead of 16: asked for 16, the compiler hoists
 //    shared loads of later k steps far ahead of their FFMAs, runs out of registers and spills
 //    (ptxas -v: from 8 to several hundred bytes of spill stores, depending on small details of
 //    the code; the ptx test rejects any). The alternative is one
@@ -42,17 +42,21 @@
 //
 // The set (11 kernels; names: db_<BMxBNxBK>_w<WMxWN>_b<blocks per SM asked of
 // __launch_bounds__>, db = double-buffered; thread tile = 4*WMITER x 4*WNITER registers, in WMITER x WNITER sub-tiles
-// of 4 x 4 as on day 017; "unroll" is the unroll factor of the inner k loop):
+// of 4 x 4 as on day 017; "unroll" is the factor asked of `#pragma unroll` for the inner k
+// loop. nvcc (CUDA 13.0) caps an unrolled body near 512 FFMAs, so where more is asked the PTX
+// shows less: 8 k steps per loop trip for 8 x 8 thread tiles with BK >= 16, 4 for 16 x 8 ones;
+// BK = 8 with 8 x 8 and 64 x 64 x 16 with 8 x 4 are unrolled in full):
 //   warptile                 day 017's kernel (single stage, 128 x 128 x 16, 256 threads, 8 x 8
 //                            per thread, 2 blocks/SM): the row to beat.
 //   db_128x128x8_w32x64_b2   the classic double-buffered SGEMM tile (2 float4 of staging).
 //   db_128x128x16_w32x64_b2  day 017's tile, double-buffered (unroll 2): what double buffering
 //                            alone is worth.
 //   db_128x128x16_w64x32_b2  the same block tile cut into taller warp tiles (unroll 2).
-//   db_128x128x16_w32x64_b1  day 017's tile, one block per SM, fully unrolled.
+//   db_128x128x16_w32x64_b1  day 017's tile, one block per SM, unroll asked 16 (8 in the PTX).
 //   db_128x128x32_w32x64_b1  twice the stage: half the barriers per FLOP, 8 float4 of staging,
-//                            66.5 KB of shared memory (over 48 KB: opted in at run time).
-//   db_64x128x16_w32x64_b3   128 threads, 8 x 8 per thread, 3 blocks/SM (168 registers): smaller
+//                            65 KiB (66,560 B) of shared memory (over 48 KiB: opted in at run
+//                            time).
+//   db_64x128x16_w32x64_b3   128 threads, 8 x 8 per thread, 3 blocks/SM (cap 168 registers): smaller
 //                            tiles, more of them (better for mid sizes and partial waves).
 //   db_128x64x16_w64x32_b3   its transpose.
 //   db_128x128x16_w64x64_b2  128 threads, 16 x 8 per thread (siboehm's kernel-10 shape): 6
@@ -325,7 +329,7 @@ std::string describe(const Config& c) {
   return "block tile " + x(c.bm, c.bn) + "x" + std::to_string(c.bk) + ", warp tile " +
          x(c.wm, c.wn) + ", thread tile " + x(c.tm, c.tn) + ", " + std::to_string(c.threads) +
          " threads, " + std::to_string(c.stages) + " stage(s), __launch_bounds__(" +
-         std::to_string(c.threads) + ", " + std::to_string(c.min_blocks) + "), k unroll " +
+         std::to_string(c.threads) + ", " + std::to_string(c.min_blocks) + "), k unroll asked " +
          std::to_string(c.unroll);
 }
 
@@ -396,7 +400,7 @@ int main(int argc, char** argv) {
     table.title = "autotune: every tile configuration at m=" + std::to_string(m) +
                   " n=" + std::to_string(n) + " k=" + std::to_string(k);
     table.columns = {"config",   "stages",    "block tile", "warp tile", "thread tile",
-                     "threads",  "k unroll",  "registers",  "smem KB",   "blocks/SM",
+                     "threads",  "k unroll asked", "registers", "smem KiB", "blocks/SM",
                      "ms",       "TFLOP/s",   "% of cublasSgemm",        "check",
                      "winner"};
     auto x = [](int p, int q) { return std::to_string(p) + "x" + std::to_string(q); };

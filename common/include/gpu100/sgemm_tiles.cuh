@@ -43,6 +43,10 @@ struct TileShape {
   static_assert(kThreads % 32 == 0, "whole warps");
   static_assert(BM % 32 == 0 && BN % 32 == 0, "tiles of whole banks");
   static_assert(APad_ % 4 == 0, "the padding must keep float4 rows 16-byte aligned");
+  // The warps of one pass split into whole columns of 16-row chunks: without this (e.g. 8 warps
+  // over BM = 96, 6 chunks) kAPassK is rounded down, some chunks get loaded twice, some columns
+  // never, and a_col + j * kAPassK stops being a multiple of 4 (misaligned float4).
+  static_assert(kWarps % (kAPassRows / 16) == 0, "A load passes: warps in whole chunk columns");
   static_assert(BM % kAPassRows == 0 && kAPassK >= 8 && BK % kAPassK == 0, "A load passes");
   static_assert(kThreads % kBVecPerRow == 0 && BK % kBPassRows == 0, "B load passes");
 };
