@@ -94,8 +94,6 @@ void launch_naive(const gpu100::GemmOperands& o, cudaStream_t s) {
   LAUNCH_CHECK();
 }
 
-using Version = gpu100::GemmVersion;
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -105,13 +103,11 @@ int main(int argc, char** argv) {
   gpu100::GemmArgs args;  // --m --n --k --sweep
   args.add_to(cli, kMaxDim);
   const int64_t &m = args.m, &n = args.n, &k = args.k;
-  const std::vector<Version> versions = {
+  const std::vector<gpu100::GemmVersion> versions = {
       {"naive", launch_naive<false>},
       {"coalesced", launch_naive<true>},
   };
-  std::vector<std::string> names;
-  for (const auto& v : versions) names.push_back(v.name);
-  cli.kernels(names);
+  cli.kernels_of(versions);
 
   return gpu100::run(cli, argc, argv, [&](gpu100::Context& ctx) {
     gpu100::GemmProblem problem(ctx, m, n, k);

@@ -142,8 +142,6 @@ void launch_dynamic(const gpu100::GemmOperands& o, cudaStream_t s, int tile) {
   LAUNCH_CHECK();
 }
 
-using Version = gpu100::GemmVersion;
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -156,15 +154,13 @@ int main(int argc, char** argv) {
   int tile = 32;
   cli.option("tile", tile, "tile edge of the dynamic version (tile^2 threads per block)", 1,
              kMaxTile);
-  const std::vector<Version> versions = {
+  const std::vector<gpu100::GemmVersion> versions = {
       {"static16", launch_static<16>},
       {"static32", launch_static<32>},
       {"dynamic",
        [&](const gpu100::GemmOperands& o, cudaStream_t s) { launch_dynamic(o, s, tile); }},
   };
-  std::vector<std::string> names;
-  for (const auto& v : versions) names.push_back(v.name);
-  cli.kernels(names);
+  cli.kernels_of(versions);
   // Row tiles run along gridDim.y (at most 65535 blocks); the smallest tile in use decides.
   cli.validate([&]() -> std::string {
     const int64_t smallest = std::min(16, tile);

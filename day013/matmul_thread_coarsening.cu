@@ -184,8 +184,6 @@ void launch_blocktile1d(const gpu100::GemmOperands& o, cudaStream_t s) {
   LAUNCH_CHECK();
 }
 
-using Version = gpu100::GemmVersion;
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -195,13 +193,11 @@ int main(int argc, char** argv) {
   gpu100::GemmArgs args;  // --m --n --k --sweep
   args.add_to(cli, kMaxDim);
   const int64_t &m = args.m, &n = args.n, &k = args.k;
-  const std::vector<Version> versions = {
+  const std::vector<gpu100::GemmVersion> versions = {
       {"coarsened", launch_coarsened},
       {"blocktile1d", launch_blocktile1d},
   };
-  std::vector<std::string> names;
-  for (const auto& v : versions) names.push_back(v.name);
-  cli.kernels(names);
+  cli.kernels_of(versions);
   // Row tiles run along gridDim.y (at most 65535 blocks).
   cli.validate([&]() -> std::string {
     const int64_t limit = int64_t(gpu100::kMaxGridDimY) * kSmallestRowTile;

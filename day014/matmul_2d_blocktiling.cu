@@ -157,8 +157,6 @@ void launch_blocktile(const gpu100::GemmOperands& o, cudaStream_t s) {
 
 constexpr int kSmallestRowTile = 64;  // blocktile1d's BM; the 2D versions use 128
 
-using Version = gpu100::GemmVersion;
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -169,14 +167,12 @@ int main(int argc, char** argv) {
   gpu100::GemmArgs args;  // --m --n --k --sweep
   args.add_to(cli, kMaxDim);
   const int64_t &m = args.m, &n = args.n, &k = args.k;
-  const std::vector<Version> versions = {
+  const std::vector<gpu100::GemmVersion> versions = {
       {"blocktile1d", launch_blocktile<64, 64, 8, 8, 1, false>},
       {"blocktile2d", launch_blocktile<128, 128, 8, 8, 8, false>},
       {"blocktile2d_strided", launch_blocktile<128, 128, 8, 8, 8, true>},
   };
-  std::vector<std::string> names;
-  for (const auto& v : versions) names.push_back(v.name);
-  cli.kernels(names);
+  cli.kernels_of(versions);
   // Row tiles run along gridDim.y (at most 65535 blocks).
   cli.validate([&]() -> std::string {
     const int64_t limit = int64_t(gpu100::kMaxGridDimY) * kSmallestRowTile;

@@ -322,9 +322,7 @@ int main(int argc, char** argv) {
       {"padded", launch_layout<Padded>, layout_costs<Padded>(), 2 * Padded::kFloats * 4},
       {"swizzled", launch_layout<Swizzled>, layout_costs<Swizzled>(), 2 * Swizzled::kFloats * 4},
   };
-  std::vector<std::string> names;
-  for (const auto& v : versions) names.push_back(v.name);
-  cli.kernels(names);
+  cli.kernels_of(versions);
 
   return gpu100::run(cli, argc, argv, [&](gpu100::Context& ctx) {
     auto& report = ctx.report();

@@ -344,9 +344,7 @@ int main(int argc, char** argv) {
   args.add_to(cli, kMaxDim);
   const int64_t &m = args.m, &n = args.n, &k = args.k;
   const std::vector<Config> configs = all_configs();
-  std::vector<std::string> names;
-  for (const auto& c : configs) names.push_back(c.name);
-  cli.kernels(names);
+  cli.kernels_of(configs);
 
   return gpu100::run(cli, argc, argv, [&](gpu100::Context& ctx) {
     auto& report = ctx.report();

@@ -269,9 +269,7 @@ int main(int argc, char** argv) {
       {"fp16_warp_row", true, Kind::WarpRow},
       {"fp16_warp_row_vec8", true, Kind::WarpRowVec},
   };
-  std::vector<std::string> names;
-  for (const auto& v : versions) names.push_back(v.name);
-  cli.kernels(names);
+  cli.kernels_of(versions);
   // fp32 and fp16 copies of A, x and y.
   cli.device_bytes([&] { return 6.0 * double(m) * double(n) + 6.0 * (double(m) + double(n)); });
 

@@ -388,9 +388,7 @@ int main(int argc, char** argv) {
   cli.size("n", n, 200'003, "number of atomic updates", kMaxN);
   cli.size("addresses", addresses, 1,
            "distinct counters of the main table (update i goes to counter i mod addresses)", kMaxN);
-  std::vector<std::string> names;
-  for (const auto& v : kVersions) names.push_back(v.name);
-  cli.kernels(names);
+  cli.kernels_of(kVersions);
   cli.validate([&]() -> std::string {
     return addresses <= n ? "" : "--addresses must not exceed --n (each counter needs an update)";
   });

@@ -16,6 +16,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gpu100/bench.h"
@@ -58,6 +59,13 @@ class Cli {
   void flag(const std::string& name, bool& value, const std::string& help);
   // The kernel versions; --kernel a,b selects some (all by default).
   void kernels(std::vector<std::string> names);
+  // The same from a day's list of versions (anything whose elements have a `name`).
+  template <class Versions>
+  void kernels_of(const Versions& versions) {
+    std::vector<std::string> names;
+    for (const auto& v : versions) names.emplace_back(v.name);
+    kernels(std::move(names));
+  }
   // Device memory the run needs at the parsed sizes (bytes, as a double so it cannot overflow).
   // Checked against 1 TiB before looking for a device and against the device's memory after.
   void device_bytes(std::function<double()> estimate);
