@@ -212,12 +212,6 @@ gpu100::Tolerance sum_tolerance(double h, int64_t terms) {
                                  : gpu100::summation_tolerance(h, terms);
 }
 
-std::string format(const char* fmt, double a, double b, double c) {
-  char line[200];
-  std::snprintf(line, sizeof line, fmt, a, b, c);
-  return line;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -277,8 +271,9 @@ int main(int argc, char** argv) {
     const double cub_value = d_result.download()[0];
     const auto cub_time = ctx.bench(cub_sum);
     report.baseline("cub::DeviceReduce::Sum", cub_time, gpu100::gbps(bytes, cub_time.median_ms));
-    report.note(format("cub::DeviceReduce::Sum = %.9g, reference %.12g, rel err %.2e", cub_value,
-                       ref, std::fabs(cub_value - ref) / ref));
+    report.note(
+        gpu100::format_doubles("cub::DeviceReduce::Sum = %.9g, reference %.12g, rel err %.2e",
+                               cub_value, ref, std::fabs(cub_value - ref) / ref));
 
     // The second pass: one block sums `partials` values into the result.
     auto finish = [&](int64_t partials, cudaStream_t s) {

@@ -41,8 +41,8 @@
 //    8192. (CUTLASS's profiler and Triton's @autotune do the same thing at larger scale.)
 //
 // The set (11 kernels; names: db_<BMxBNxBK>_w<WMxWN>_b<blocks per SM asked of
-// __launch_bounds__>, db = double-buffered; thread tile = 4*WMITER x 4*WNITER registers, in WMITER x WNITER sub-tiles
-// of 4 x 4 as on day 017; "unroll" is the factor asked of `#pragma unroll` for the inner k
+// __launch_bounds__>, db = double-buffered; thread tile = 4*WMITER x 4*WNITER registers, in
+// WMITER x WNITER sub-tiles of 4 x 4 as on day 017; "unroll" is the factor asked of `#pragma unroll` for the inner k
 // loop. nvcc (CUDA 13.0) caps an unrolled body near 512 FFMAs, so where more is asked the PTX
 // shows less: 8 k steps per loop trip for 8 x 8 thread tiles with BK >= 16, 4 for 16 x 8 ones;
 // BK = 8 with 8 x 8 and 64 x 64 x 16 with 8 x 4 are unrolled in full):
@@ -56,8 +56,8 @@
 //   db_128x128x32_w32x64_b1  twice the stage: half the barriers per FLOP, 8 float4 of staging,
 //                            65 KiB (66,560 B) of shared memory (over 48 KiB: opted in at run
 //                            time).
-//   db_64x128x16_w32x64_b3   128 threads, 8 x 8 per thread, 3 blocks/SM (cap 168 registers): smaller
-//                            tiles, more of them (better for mid sizes and partial waves).
+//   db_64x128x16_w32x64_b3   128 threads, 8 x 8 per thread, 3 blocks/SM (cap 168 registers):
+//                            smaller tiles, more of them (better for mid sizes and partial waves).
 //   db_128x64x16_w64x32_b3   its transpose.
 //   db_128x128x16_w64x64_b2  128 threads, 16 x 8 per thread (siboehm's kernel-10 shape): 6
 //                            shared loads for 128 FFMAs per k step, fewer warps.
@@ -318,12 +318,6 @@ std::vector<Config> all_configs() {
   };
 }
 
-std::string fixed(double v, int digits) {
-  char s[32];
-  std::snprintf(s, sizeof s, "%.*f", digits, v);
-  return s;
-}
-
 std::string describe(const Config& c) {
   auto x = [](int p, int q) { return std::to_string(p) + "x" + std::to_string(q); };
   return "block tile " + x(c.bm, c.bn) + "x" + std::to_string(c.bk) + ", warp tile " +
@@ -415,10 +409,11 @@ int main(int argc, char** argv) {
       report.note("autotune: no configuration passed; nothing to name");
       return;
     }
-    report.note("autotune winner: " + winner->name + " (" + describe(*winner) +
-                "): " + fixed(winner_rate, 2) + " TFLOP/s, " +
-                fixed(base_rate > 0 ? 100.0 * winner_rate / base_rate : 0.0, 1) +
-                "% of cublasSgemm" + (args.sweep ? "; --sweep runs it" : ""));
+    report.note(
+        "autotune winner: " + winner->name + " (" + describe(*winner) +
+        "): " + gpu100::format_doubles("%.2f", winner_rate) + " TFLOP/s, " +
+        gpu100::format_doubles("%.1f", base_rate > 0 ? 100.0 * winner_rate / base_rate : 0.0) +
+        "% of cublasSgemm" + (args.sweep ? "; --sweep runs it" : ""));
 
     if (args.sweep) {
       const Launch launch = winner->launch;

@@ -209,12 +209,6 @@ const char* suffix(Cache c) {
   return c == Cache::CA ? ".ca" : ".cg";
 }
 
-std::string fmt_double(const char* f, double v) {
-  char b[64];
-  std::snprintf(b, sizeof b, f, v);
-  return b;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -315,10 +309,12 @@ int main(int argc, char** argv) {
     report.add_check("sweep: final index = CPU walk at every size", all);
     report.table(std::move(t));
     if (ns_sum > 0)
-      report.note(fmt_double("clock64 advanced %.3f cycles per globaltimer ns during the sweep",
-                             cycles_sum / ns_sum) +
-                  fmt_double(" (the SM clock in GHz; device maximum %.3f GHz): ns = cycles / that",
-                             dev.sm_clock_khz / 1e6));
+      report.note(
+          gpu100::format_doubles("clock64 advanced %.3f cycles per globaltimer ns during the sweep",
+                                 cycles_sum / ns_sum) +
+          gpu100::format_doubles(
+              " (the SM clock in GHz; device maximum %.3f GHz): ns = cycles / that",
+              dev.sm_clock_khz / 1e6));
 
     // ---- reading the curve ----------------------------------------------------------------------
     auto value_at = [&](const std::vector<double>& y, int64_t lo_kib, int64_t hi_kib, bool median) {
@@ -344,8 +340,8 @@ int main(int argc, char** argv) {
         report.note(std::string(what) + ": not in this sweep (" + where + ")");
         return;
       }
-      report.note(std::string(what) + fmt_double(": %.0f cycles", cycles) +
-                  fmt_double(" = %.1f ns", cycles / ghz) + " (" + where + ")");
+      report.note(std::string(what) + gpu100::format_doubles(": %.0f cycles", cycles) +
+                  gpu100::format_doubles(" = %.1f ns", cycles / ghz) + " (" + where + ")");
     };
     const Cache estimate_from = flavours.empty() ? Cache::CG : flavours.back();  // .cg if it ran
     for (size_t f = 0; f < flavours.size(); ++f) {
@@ -372,15 +368,16 @@ int main(int argc, char** argv) {
       // The L2 size from the .cg curve (no L1 plateau in the way), or from .ca when only it ran.
       if (flavours[f] != estimate_from) continue;
       const std::string reported =
-          fmt_double("the device reports an L2 of %.1f MiB", double(l2k) / 1024);
+          gpu100::format_doubles("the device reports an L2 of %.1f MiB", double(l2k) / 1024);
       if (l2 > 0 && dram > 0) {
         const auto [a, b] = capacity(y, l2, dram, 1024);
         if (a > 0)
           report.note(std::string("L2 size seen by one SM: the ") + suffix(flavours[f]) +
-                      fmt_double(" latency passes halfway from the L2 to the HBM plateau between "
-                                 "%.1f",
-                                 double(a) / 1024) +
-                      fmt_double(" and %.1f MiB; ", double(b) / 1024) + reported);
+                      gpu100::format_doubles(
+                          " latency passes halfway from the L2 to the HBM plateau between "
+                          "%.1f",
+                          double(a) / 1024) +
+                      gpu100::format_doubles(" and %.1f MiB; ", double(b) / 1024) + reported);
         else
           report.note(std::string("L2 size: the ") + suffix(flavours[f]) +
                       " curve never passes halfway from the L2 to the HBM plateau; " + reported);
@@ -389,12 +386,14 @@ int main(int argc, char** argv) {
         // partition or HBM. Both sizes are printed; neither is forced to match the reported L2.
         const auto [c, d] = capacity(y, l2, 1.5 * l2, 1024);  // 25 % above the L2 plateau
         if (c > 0)
-          report.note(std::string("L2 plateau end: the ") + suffix(flavours[f]) +
-                      fmt_double(" latency first exceeds the L2 plateau by 25 %% between %.1f",
-                                 double(c) / 1024) +
-                      fmt_double(" and %.1f MiB (on a two-partition L2 a first step near half the "
-                                 "reported size, then a second towards HBM, shows the partitions)",
-                                 double(d) / 1024));
+          report.note(
+              std::string("L2 plateau end: the ") + suffix(flavours[f]) +
+              gpu100::format_doubles(" latency first exceeds the L2 plateau by 25 %% between %.1f",
+                                     double(c) / 1024) +
+              gpu100::format_doubles(
+                  " and %.1f MiB (on a two-partition L2 a first step near half the "
+                  "reported size, then a second towards HBM, shows the partitions)",
+                  double(d) / 1024));
       } else {
         report.note(
             "L2 size: not estimated, the sweep needs points from 1 MiB to 4 x the reported "

@@ -41,8 +41,9 @@
 //                has no persisting L2 (cudaDevAttrMaxPersistingL2CacheSize = 0).
 //   row_order    64x64-tile SGEMM (4x4 outputs per thread, 16-deep K steps through shared memory),
 //                tiles in row-major order (reference, 1.00).
-//   grouped      the same kernel with tiles in groups of --group tile rows (default: the integer
-//                nearest sqrt(resident blocks), so the blocks running at once cover a square patch).
+//   grouped      the same kernel with tiles in groups of --group tile rows (default: the
+//                integer nearest sqrt(resident blocks), so the blocks running at once cover a
+//                square patch).
 // Tables: the hit-ratio sweep (ms, effective GB/s vs HBM peak, speedup) and the group-size sweep
 // (ms, TFLOP/s vs FP32 peak, speedup).
 //
@@ -223,12 +224,6 @@ __global__ void __launch_bounds__(kGemmThreads, 4)
   }
 }
 
-std::string format(const char* f, double a, double b = 0, double c = 0) {
-  char buf[320];
-  std::snprintf(buf, sizeof buf, f, a, b, c);
-  return buf;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -306,9 +301,10 @@ int main(int argc, char** argv) {
       // of which the L2 may serve; above the HBM peak only because of that.
       const double bytes = 12.0 * double(elements);
       const double peak = dev.peak_dram_gbps();
-      report.note(format("stream + hot: %.0f MiB streamed, hot buffer %.1f MiB (%.2f of the L2)",
-                         4.0 * double(elements) / (1 << 20), 4.0 * double(hot_n) / (1 << 20),
-                         4.0 * double(hot_n) / double(dev.l2_bytes)) +
+      report.note(gpu100::format_doubles(
+                      "stream + hot: %.0f MiB streamed, hot buffer %.1f MiB (%.2f of the L2)",
+                      4.0 * double(elements) / (1 << 20), 4.0 * double(hot_n) / (1 << 20),
+                      4.0 * double(hot_n) / double(dev.l2_bytes)) +
                   ", grid " + std::to_string(grid) + " x " + std::to_string(kStreamBlock));
 
       // The reference first, before any line has been made persisting.
@@ -320,10 +316,10 @@ int main(int argc, char** argv) {
       else
         report.add_check("no_window (reference of the speedups)", base_check);
       const double base_gbps = gpu100::gbps(bytes, base.median_ms);
-      report.note(
-          format("no_window: %.1f GB/s effective = %.1f %% of the HBM peak (%.0f GB/s); "
-                 "model: 12 bytes of DRAM traffic per element",
-                 base_gbps, 100.0 * base_gbps / peak, peak));
+      report.note(gpu100::format_doubles(
+          "no_window: %.1f GB/s effective = %.1f %% of the HBM peak (%.0f GB/s); "
+          "model: 12 bytes of DRAM traffic per element",
+          base_gbps, 100.0 * base_gbps / peak, peak));
 
       int max_persisting = 0, max_window = 0;
       CUDA_CHECK(
@@ -343,13 +339,15 @@ int main(int argc, char** argv) {
         } else {
           const float ratio = float(
               std::min(1.0, double(setaside.granted()) / double(std::max<size_t>(window, 1))));
-          report.note(format("persisting: set-aside %.1f MiB (device maximum %.1f MiB), window "
-                             "%.1f MiB",
-                             double(setaside.granted()) / (1 << 20),
-                             double(max_persisting) / (1 << 20), double(window) / (1 << 20)) +
-                      format(" (maximum %.1f MiB), hitRatio %.3f = min(1, set-aside / window); "
-                             "hitProp persisting, missProp streaming",
-                             double(max_window) / (1 << 20), ratio));
+          report.note(gpu100::format_doubles(
+                          "persisting: set-aside %.1f MiB (device maximum %.1f MiB), window "
+                          "%.1f MiB",
+                          double(setaside.granted()) / (1 << 20),
+                          double(max_persisting) / (1 << 20), double(window) / (1 << 20)) +
+                      gpu100::format_doubles(
+                          " (maximum %.1f MiB), hitRatio %.3f = min(1, set-aside / window); "
+                          "hitProp persisting, missProp streaming",
+                          double(max_window) / (1 << 20), ratio));
           report.note(
               "persisting lines survive the L2 flush between timed runs (normal reads cannot "
               "evict them): each run after the first starts with the hot buffer in L2, "
@@ -362,8 +360,9 @@ int main(int argc, char** argv) {
 
           gpu100::Table sweep{
               "persisting window: hit ratio sweep (hot buffer " +
-                  format("%.1f MiB, set-aside %.1f MiB)", double(hot_bytes) / (1 << 20),
-                         double(setaside.granted()) / (1 << 20)),
+                  gpu100::format_doubles("%.1f MiB, set-aside %.1f MiB)",
+                                         double(hot_bytes) / (1 << 20),
+                                         double(setaside.granted()) / (1 << 20)),
               {"hitRatio", "ms", "effective GB/s", "% of HBM peak", "speedup (x) vs no window"},
               {}};
           gpu100::CheckResult all;
@@ -431,22 +430,25 @@ int main(int argc, char** argv) {
         report.add("row_order", base, 1.0, base_check);
       else
         report.add_check("row_order (reference of the speedups)", base_check);
-      report.note(format("row_order: %.2f TFLOP/s = %.1f %% of the FP32 peak (%.1f TFLOP/s)",
-                         gpu100::tflops(flops, base.median_ms),
-                         100.0 * gpu100::tflops(flops, base.median_ms) / peak, peak) +
-                  format("; %.0f tiles of 64 x 64, A %.1f MiB, B %.1f MiB", double(tiles),
-                         4.0 * double(m * k) / (1 << 20), 4.0 * double(k * n) / (1 << 20)));
+      report.note(gpu100::format_doubles(
+                      "row_order: %.2f TFLOP/s = %.1f %% of the FP32 peak (%.1f TFLOP/s)",
+                      gpu100::tflops(flops, base.median_ms),
+                      100.0 * gpu100::tflops(flops, base.median_ms) / peak, peak) +
+                  gpu100::format_doubles("; %.0f tiles of 64 x 64, A %.1f MiB, B %.1f MiB",
+                                         double(tiles), 4.0 * double(m * k) / (1 << 20),
+                                         4.0 * double(k * n) / (1 << 20)));
       {
         const double tiles_n = double(tiles / tiles_m), r = double(resident);
         std::string how = group > 0 ? " (--group, at most the tile rows)"
                                     : " (the integer nearest sqrt(" + std::to_string(resident) +
                                           ") resident blocks, at most the tile rows)";
         if (r < double(tiles))
-          how += format(": the blocks resident at once cover about %.1f x %.1f tiles, in row "
-                        "order %.1f",
-                        std::max(double(grouped_g), r / tiles_n),
-                        std::min(r / grouped_g, tiles_n), r / tiles_n) +
-                 format(" x %.0f (tile rows x columns)", tiles_n);
+          how += gpu100::format_doubles(
+                     ": the blocks resident at once cover about %.1f x %.1f tiles, in row "
+                     "order %.1f",
+                     std::max(double(grouped_g), r / tiles_n), std::min(r / grouped_g, tiles_n),
+                     r / tiles_n) +
+                 gpu100::format_doubles(" x %.0f (tile rows x columns)", tiles_n);
         else
           how += ": every tile is resident at once, so the order can hardly matter";
         report.note("grouped: group " + std::to_string(grouped_g) + how);

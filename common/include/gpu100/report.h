@@ -41,6 +41,11 @@ struct VersionResult {
   CheckResult check;
 };
 
+// printf into a std::string of any length, for a note: every value is passed as a double (so
+// ints and sizes may be given directly; use %f/%g/%e conversions, not %d).
+std::string format_doubles(const char* fmt, double a = 0, double b = 0, double c = 0,
+                           double d = 0);
+
 class Report {
  public:
   Report(std::string day, std::string topic);
