@@ -1,0 +1,637 @@
+// Integer and bit instructions, mov, selp, setp (integer and floating-point comparisons).
+#include <type_traits>
+
+#include "exec/ops.h"
+
+namespace emu {
+
+namespace {
+
+template <class T> inline T get(uint64_t v) { return T(std::make_unsigned_t<T>(v)); }
+template <class T> inline uint64_t put(T v) { return uint64_t(std::make_unsigned_t<T>(v)); }
+
+// ---------------------------------------------------------------------------------------------
+// Binary and unary integer operations, instantiated per type.
+template <class T, class Op>
+struct h_bin {
+  static void run(Exec& x, const Inst& in, uint32_t m) {
+    EMU_FOR_LANES(m)
+      x.set(in.o[0], lane, put<T>(Op::template f<T>(get<T>(x.val(in.o[1], lane)), get<T>(x.val(in.o[2], lane)), in)));
+    EMU_END_LANES
+  }
+};
+template <class T, class Op>
+struct h_un {
+  static void run(Exec& x, const Inst& in, uint32_t m) {
+    EMU_FOR_LANES(m)
+      x.set(in.o[0], lane, put<T>(Op::template f<T>(get<T>(x.val(in.o[1], lane)), in)));
+    EMU_END_LANES
+  }
+};
+template <class T, class Op>
+struct h_tern {
+  static void run(Exec& x, const Inst& in, uint32_t m) {
+    EMU_FOR_LANES(m)
+      x.set(in.o[0], lane, put<T>(Op::template f<T>(get<T>(x.val(in.o[1], lane)), get<T>(x.val(in.o[2], lane)),
+                                                 get<T>(x.val(in.o[3], lane)), in)));
+    EMU_END_LANES
+  }
+};
+
+template <template <class, class> class H, class Op>
+Handler pick(Type t) {
+  switch (t) {
+    case Type::u8: case Type::b8: return H<uint8_t, Op>::run;
+    case Type::s8: return H<int8_t, Op>::run;
+    case Type::u16: case Type::b16: return H<uint16_t, Op>::run;
+    case Type::s16: return H<int16_t, Op>::run;
+    case Type::u32: case Type::b32: case Type::pred: return H<uint32_t, Op>::run;
+    case Type::s32: return H<int32_t, Op>::run;
+    case Type::u64: case Type::b64: return H<uint64_t, Op>::run;
+    case Type::s64: return H<int64_t, Op>::run;
+    default: return nullptr;
+  }
+}
+
+template <class T> using U = std::make_unsigned_t<T>;
+
+struct Add { template <class T> static T f(T a, T b, const Inst& in) {
+  if ((in.flags & kSat) && std::is_same_v<T, int32_t>) {
+    int64_t r = int64_t(a) + int64_t(b);
+    return T(std::min<int64_t>(INT32_MAX, std::max<int64_t>(INT32_MIN, r)));
+  }
+  return T(U<T>(a) + U<T>(b)); } };
+struct Sub { template <class T> static T f(T a, T b, const Inst& in) {
+  if ((in.flags & kSat) && std::is_same_v<T, int32_t>) {
+    int64_t r = int64_t(a) - int64_t(b);
+    return T(std::min<int64_t>(INT32_MAX, std::max<int64_t>(INT32_MIN, r)));
+  }
+  return T(U<T>(a) - U<T>(b)); } };
+// mul.lo / mul.hi (mul.wide has its own handler: the result is twice as wide).
+struct Mul { template <class T> static T f(T a, T b, const Inst& in) {
+  if (in.flags & kHi) {
+    if constexpr (sizeof(T) == 8) {
+      using W = std::conditional_t<std::is_signed_v<T>, __int128, unsigned __int128>;
+      return T(U<T>((W(a) * W(b)) >> 64));
+    } else {
+      using W = std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>;
+      return T(U<T>(uint64_t(W(a) * W(b)) >> (8 * sizeof(T))));
+    }
+  }
+  return T(U<T>(U<T>(a) * U<T>(b))); } };
+struct Mad { template <class T> static T f(T a, T b, T c, const Inst& in) {
+  if (in.flags & kHi) return T(U<T>(Mul::f<T>(a, b, in)) + U<T>(c));
+  if ((in.flags & kSat) && std::is_same_v<T, int32_t>) {
+    int64_t full = int64_t(a) * int64_t(b) + int64_t(c);
+    return T(std::min<int64_t>(INT32_MAX, std::max<int64_t>(INT32_MIN, full)));
+  }
+  return T(U<T>(U<T>(a) * U<T>(b)) + U<T>(c)); } };
+// Division by zero is unspecified by the ISA; the emulator gives all ones (as the hardware's
+// unsigned division does) rather than a host exception. INT_MIN / -1 wraps.
+struct Div { template <class T> static T f(T a, T b, const Inst&) {
+  if (b == 0) return T(~U<T>(0));
+  if constexpr (std::is_signed_v<T>) if (b == T(-1)) return T(U<T>(0) - U<T>(a));
+  return T(a / b); } };
+struct Rem { template <class T> static T f(T a, T b, const Inst&) {
+  if (b == 0) return a;
+  if constexpr (std::is_signed_v<T>) if (b == T(-1)) return 0;
+  return T(a % b); } };
+struct Min { template <class T> static T f(T a, T b, const Inst& in) {
+  T r = a < b ? a : b;
+  if constexpr (std::is_signed_v<T>) if ((in.flags & kRelu) && r < 0) r = 0;
+  return r; } };
+struct Max { template <class T> static T f(T a, T b, const Inst& in) {
+  T r = a > b ? a : b;
+  if constexpr (std::is_signed_v<T>) if ((in.flags & kRelu) && r < 0) r = 0;
+  return r; } };
+struct And { template <class T> static T f(T a, T b, const Inst&) { return T(a & b); } };
+struct Or { template <class T> static T f(T a, T b, const Inst&) { return T(a | b); } };
+struct Xor { template <class T> static T f(T a, T b, const Inst&) { return T(a ^ b); } };
+struct Not { template <class T> static T f(T a, const Inst&) { return T(~U<T>(a)); } };
+struct Cnot { template <class T> static T f(T a, const Inst&) { return T(a == 0 ? 1 : 0); } };
+struct Neg { template <class T> static T f(T a, const Inst&) { return T(U<T>(0) - U<T>(a)); } };
+struct Abs { template <class T> static T f(T a, const Inst&) {
+  if constexpr (std::is_signed_v<T>) return a < 0 ? T(U<T>(0) - U<T>(a)) : a;
+  return a; } };
+
+// Shifts: the amount is a u32 operand whatever the type.
+template <class T, bool Left>
+void h_shift(Exec& x, const Inst& in, uint32_t m) {
+  constexpr uint32_t bits = 8 * sizeof(T);
+  EMU_FOR_LANES(m)
+    T a = get<T>(x.val(in.o[1], lane));
+    uint32_t s = uint32_t(x.val(in.o[2], lane));
+    T r;
+    if (Left) r = s >= bits ? T(0) : T(U<T>(a) << s);
+    else if (std::is_signed_v<T>) r = s >= bits ? T(a < 0 ? -1 : 0) : T(a >> s);
+    else r = s >= bits ? T(0) : T(U<T>(a) >> s);
+    x.set(in.o[0], lane, put<T>(r));
+  EMU_END_LANES
+}
+
+Handler pick_shift(Type t, bool left) {
+  switch (t) {
+    case Type::b16: case Type::u16: return left ? h_shift<uint16_t, true> : h_shift<uint16_t, false>;
+    case Type::s16: return left ? h_shift<uint16_t, true> : h_shift<int16_t, false>;
+    case Type::b32: case Type::u32: return left ? h_shift<uint32_t, true> : h_shift<uint32_t, false>;
+    case Type::s32: return left ? h_shift<uint32_t, true> : h_shift<int32_t, false>;
+    case Type::b64: case Type::u64: return left ? h_shift<uint64_t, true> : h_shift<uint64_t, false>;
+    case Type::s64: return left ? h_shift<uint64_t, true> : h_shift<int64_t, false>;
+    default: return nullptr;
+  }
+}
+
+// mul.wide / mad.wide: 16->32 or 32->64 bits.
+template <class T, bool Mad>
+void h_wide(Exec& x, const Inst& in, uint32_t m) {
+  using W = std::conditional_t<sizeof(T) == 2, std::conditional_t<std::is_signed_v<T>, int32_t, uint32_t>,
+                               std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>>;
+  EMU_FOR_LANES(m)
+    W r = W(get<T>(x.val(in.o[1], lane))) * W(get<T>(x.val(in.o[2], lane)));
+    if (Mad) r = W(std::make_unsigned_t<W>(r) + std::make_unsigned_t<W>(get<W>(x.val(in.o[3], lane))));
+    x.set(in.o[0], lane, put<W>(r));
+  EMU_END_LANES
+}
+
+// Carry chain: add.cc / addc / sub.cc / subc, 32 and 64 bits. The carry lives in a register
+// the decoder reserves (CC.CF).
+template <class T, bool Sub, bool UseCarry, bool SetCarry>
+void h_carry(Exec& x, const Inst& in, uint32_t m) {
+  EMU_FOR_LANES(m)
+    const T a = T(x.val(in.o[1], lane)), b = T(x.val(in.o[2], lane));
+    uint64_t& cf = x.reg(in.aux, lane);
+    const T cin = UseCarry ? T(cf & 1) : T(0);
+    T r;
+    bool cout;
+    if (!Sub) {
+      r = T(a + b + cin);
+      cout = (r < a) || (UseCarry && cin && r == a);
+    } else {
+      // sub.cc: borrow out; subc uses the borrow in (a - b - borrow).
+      r = T(a - b - cin);
+      cout = (a < b) || (UseCarry && cin && a == b);
+    }
+    if (SetCarry) cf = cout;
+    x.set(in.o[0], lane, uint64_t(r));
+  EMU_END_LANES
+}
+
+template <class T>
+void h_popc(Exec& x, const Inst& in, uint32_t m) {
+  EMU_FOR_LANES(m) x.set(in.o[0], lane, uint32_t(__builtin_popcountll(uint64_t(T(x.val(in.o[1], lane)))))); EMU_END_LANES
+}
+template <class T>
+void h_clz(Exec& x, const Inst& in, uint32_t m) {
+  EMU_FOR_LANES(m)
+    uint64_t v = T(x.val(in.o[1], lane));
+    uint32_t r = v == 0 ? 8 * sizeof(T) : uint32_t(__builtin_clzll(v) - (64 - 8 * sizeof(T)));
+    x.set(in.o[0], lane, r);
+  EMU_END_LANES
+}
+template <class T>
+void h_brev(Exec& x, const Inst& in, uint32_t m) {
+  EMU_FOR_LANES(m)
+    uint64_t v = T(x.val(in.o[1], lane)), r = 0;
+    for (unsigned i = 0; i < 8 * sizeof(T); ++i) r |= ((v >> i) & 1) << (8 * sizeof(T) - 1 - i);
+    x.set(in.o[0], lane, r);
+  EMU_END_LANES
+}
+// bfind: position of the most significant non-sign bit; 0xFFFFFFFF when there is none.
+template <class T>
+void h_bfind(Exec& x, const Inst& in, uint32_t m) {
+  constexpr int bits = 8 * sizeof(T);
+  EMU_FOR_LANES(m)
+    T v = get<T>(x.val(in.o[1], lane));
+    uint64_t u = uint64_t(U<T>(v));
+    if (std::is_signed_v<T> && v < 0) u = uint64_t(U<T>(~v));
+    uint32_t r = 0xFFFFFFFFu;
+    if (u) {
+      r = uint32_t(63 - __builtin_clzll(u));
+      if (in.flags & kShiftAmt) r = uint32_t(bits - 1) - r;
+    }
+    x.set(in.o[0], lane, r);
+  EMU_END_LANES
+}
+// bfe: extract len bits at pos (both from the low 8 bits of their operands), sign-extending
+// from the last extracted bit (or the msb, past the end) for signed types.
+template <class T>
+void h_bfe(Exec& x, const Inst& in, uint32_t m) {
+  constexpr uint32_t bits = 8 * sizeof(T);
+  EMU_FOR_LANES(m)
+    const uint64_t a = uint64_t(U<T>(get<T>(x.val(in.o[1], lane))));
+    const uint32_t pos = uint32_t(x.val(in.o[2], lane)) & 0xFF, len = uint32_t(x.val(in.o[3], lane)) & 0xFF;
+    uint64_t r = 0;
+    bool sbit = false;
+    if (std::is_signed_v<T>) {
+      const uint32_t top = std::min(pos + len - 1, bits - 1);
+      sbit = len != 0 && ((a >> (pos >= bits ? bits - 1 : top)) & 1);
+    }
+    for (uint32_t i = 0; i < bits; ++i) {
+      bool bit;
+      if (i < len && pos + i < bits) bit = (a >> (pos + i)) & 1;
+      else bit = sbit;
+      r |= uint64_t(bit) << i;
+    }
+    x.set(in.o[0], lane, r & width_mask(sizeof(T)));
+  EMU_END_LANES
+}
+template <class T>
+void h_bfi(Exec& x, const Inst& in, uint32_t m) {
+  constexpr uint32_t bits = 8 * sizeof(T);
+  EMU_FOR_LANES(m)
+    const uint64_t a = T(x.val(in.o[1], lane)), b = T(x.val(in.o[2], lane));
+    const uint32_t pos = uint32_t(x.val(in.o[3], lane)) & 0xFF, len = uint32_t(x.val(in.o[4], lane)) & 0xFF;
+    uint64_t r = b;
+    for (uint32_t i = 0; i < len && pos + i < bits; ++i)
+      r = (r & ~(1ull << (pos + i))) | (((a >> i) & 1) << (pos + i));
+    x.set(in.o[0], lane, r);
+  EMU_END_LANES
+}
+
+// prmt.b32 d, a, b, c: bytes of {b, a} selected by c (default mode: a nibble per byte, bit 3
+// replicates the sign of the selected byte); and the .f4e/.b4e/.rc8/.ecl/.ecr/.rc16 modes.
+void h_prmt(Exec& x, const Inst& in, uint32_t m) {
+  EMU_FOR_LANES(m)
+    const uint64_t a = uint32_t(x.val(in.o[1], lane)), b = uint32_t(x.val(in.o[2], lane));
+    const uint32_t c = uint32_t(x.val(in.o[3], lane));
+    const uint64_t src = a | (b << 32);
+    auto byte = [&](uint32_t i) { return uint32_t(src >> (8 * (i & 7))) & 0xFF; };
+    uint32_t r = 0;
+    const uint32_t mode = in.aux;
+    for (uint32_t i = 0; i < 4; ++i) {
+      uint32_t sel = 0, v;
+      switch (mode) {
+        case 0: {
+          sel = (c >> (4 * i)) & 0xF;
+          v = byte(sel & 7);
+          if (sel & 8) v = (v & 0x80) ? 0xFF : 0;
+          r |= v << (8 * i);
+          continue;
+        }
+        case 1: sel = (c + i) & 7; break;                        // f4e: forward 4 extract
+        case 2: sel = (c - i) & 7; break;                        // b4e: backward 4 extract
+        case 3: sel = c & 3; break;                              // rc8: replicate 8
+        case 4: sel = i >= (c & 3) ? (c & 3) : i; break;         // ecl: edge clamp left
+        case 5: sel = i <= (c & 3) ? (c & 3) : i; break;         // ecr: edge clamp right
+        case 6: sel = (c & 1) * 2 + (i & 1); break;              // rc16: replicate 16
+      }
+      r |= byte(sel) << (8 * i);
+    }
+    x.set(in.o[0], lane, r);
+  EMU_END_LANES
+}
+
+// dp4a / dp2a: dot products of packed bytes (halves) accumulated into 32 bits.
+template <bool ASigned, bool BSigned, int Halves>
+void h_dp(Exec& x, const Inst& in, uint32_t m) {
+  EMU_FOR_LANES(m)
+    const uint32_t a = uint32_t(x.val(in.o[1], lane)), b = uint32_t(x.val(in.o[2], lane));
+    int64_t acc = ASigned || BSigned ? int64_t(int32_t(uint32_t(x.val(in.o[3], lane))))
+                                     : int64_t(uint32_t(x.val(in.o[3], lane)));
+    if (Halves == 0) {
+      for (int i = 0; i < 4; ++i) {
+        int64_t ai = ASigned ? int8_t(a >> (8 * i)) : uint8_t(a >> (8 * i));
+        int64_t bi = BSigned ? int8_t(b >> (8 * i)) : uint8_t(b >> (8 * i));
+        acc += ai * bi;
+      }
+    } else {
+      const int base = Halves == 2 ? 2 : 0;  // .hi uses bytes 2,3 of b
+      for (int i = 0; i < 2; ++i) {
+        int64_t ai = ASigned ? int16_t(a >> (16 * i)) : uint16_t(a >> (16 * i));
+        int64_t bi = BSigned ? int8_t(b >> (8 * (base + i))) : uint8_t(b >> (8 * (base + i)));
+        acc += ai * bi;
+      }
+    }
+    x.set(in.o[0], lane, uint32_t(uint64_t(acc)));
+  EMU_END_LANES
+}
+
+void h_lop3(Exec& x, const Inst& in, uint32_t m) {
+  const uint32_t lut = in.aux;
+  EMU_FOR_LANES(m)
+    const uint32_t a = uint32_t(x.val(in.o[1], lane)), b = uint32_t(x.val(in.o[2], lane)),
+                   c = uint32_t(x.val(in.o[3], lane));
+    uint32_t r = 0;
+    for (int i = 0; i < 32; ++i) {
+      int idx = (((a >> i) & 1) << 2) | (((b >> i) & 1) << 1) | ((c >> i) & 1);
+      r |= ((lut >> idx) & 1u) << i;
+    }
+    x.set(in.o[0], lane, r);
+  EMU_END_LANES
+}
+
+// ---------------------------------------------------------------------------------------------
+// mov: register, immediate, special register or symbol address; packing and unpacking.
+void h_mov(Exec& x, const Inst& in, uint32_t m) {
+  EMU_FOR_LANES(m) x.set(in.o[0], lane, x.val(in.o[1], lane)); EMU_END_LANES
+}
+void h_mov_reg(Exec& x, const Inst& in, uint32_t m) {
+  uint64_t* d = x.w->r + size_t(in.o[0].reg) * 32;
+  const uint64_t* s = x.w->r + size_t(in.o[1].reg) * 32;
+  if (m == 0xFFFFFFFFu) { std::memcpy(d, s, 32 * 8); return; }
+  EMU_FOR_LANES(m) d[lane] = s[lane]; EMU_END_LANES
+}
+void h_mov_imm(Exec& x, const Inst& in, uint32_t m) {
+  uint64_t* d = x.w->r + size_t(in.o[0].reg) * 32;
+  EMU_FOR_LANES(m) d[lane] = in.o[1].imm; EMU_END_LANES
+}
+void h_pack(Exec& x, const Inst& in, uint32_t m) {  // mov.bN d, {a, b, ...}
+  const Operand& v = in.o[1];
+  const uint32_t part = in.aux;  // bits per element
+  EMU_FOR_LANES(m)
+    uint64_t r = 0;
+    for (int i = 0; i < v.count; ++i) r |= (x.val(x.vec(v, i), lane) & width_mask(int(part / 8))) << (part * i);
+    x.set(in.o[0], lane, r);
+  EMU_END_LANES
+}
+void h_unpack(Exec& x, const Inst& in, uint32_t m) {  // mov.bN {a, b, ...}, s
+  const Operand& v = in.o[0];
+  const uint32_t part = in.aux;
+  EMU_FOR_LANES(m)
+    const uint64_t s = x.val(in.o[1], lane);
+    for (int i = 0; i < v.count; ++i) x.set(x.vec(v, i), lane, (s >> (part * i)) & width_mask(int(part / 8)));
+  EMU_END_LANES
+}
+
+void h_selp(Exec& x, const Inst& in, uint32_t m) {
+  EMU_FOR_LANES(m)
+    x.set(in.o[0], lane, x.pred(in.o[3], lane) ? x.val(in.o[1], lane) : x.val(in.o[2], lane));
+  EMU_END_LANES
+}
+
+// ---------------------------------------------------------------------------------------------
+// setp: compare, optionally combine with a predicate; "p|q" also writes the complement.
+enum Cmp : uint32_t { eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan };
+Cmp parse_cmp(const std::string& s, bool* ok) {
+  static const char* names[] = {"eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi",
+                                "hs", "equ", "neu", "ltu", "leu", "gtu", "geu", "num", "nan"};
+  for (uint32_t i = 0; i < 18; ++i)
+    if (s == names[i]) { *ok = true; return Cmp(i); }
+  *ok = false;
+  return eq;
+}
+
+template <class T>
+bool compare(T a, T b, Cmp c) {
+  if constexpr (std::is_floating_point_v<T>) {
+    const bool unord = std::isnan(a) || std::isnan(b);
+    switch (c) {
+      case eq: return !unord && a == b;
+      case ne: return !unord && a != b;
+      case lt: return !unord && a < b;
+      case le: return !unord && a <= b;
+      case gt: return !unord && a > b;
+      case ge: return !unord && a >= b;
+      case equ: return unord || a == b;
+      case neu: return unord || a != b;
+      case ltu: return unord || a < b;
+      case leu: return unord || a <= b;
+      case gtu: return unord || a > b;
+      case geu: return unord || a >= b;
+      case num: return !unord;
+      case nan: return unord;
+      default: return false;
+    }
+  } else {
+    using UT = std::make_unsigned_t<T>;
+    switch (c) {
+      case eq: return a == b;
+      case ne: return a != b;
+      case lt: return a < b;
+      case le: return a <= b;
+      case gt: return a > b;
+      case ge: return a >= b;
+      case lo: return UT(a) < UT(b);
+      case ls: return UT(a) <= UT(b);
+      case hi: return UT(a) > UT(b);
+      case hs: return UT(a) >= UT(b);
+      default: return false;
+    }
+  }
+}
+
+template <class T> inline T load_as(uint64_t v) {
+  if constexpr (std::is_same_v<T, float>) return f32_of(v);
+  else if constexpr (std::is_same_v<T, double>) return f64_of(v);
+  else return get<T>(v);
+}
+
+// flags: the comparison; aux: 0 none, 1 and, 2 or, 3 xor (combine with o[3]); o[4]: complement.
+template <class T>
+void h_setp(Exec& x, const Inst& in, uint32_t m) {
+  const Cmp c = Cmp(in.flags);
+  EMU_FOR_LANES(m)
+    bool r = compare(load_as<T>(x.val(in.o[1], lane)), load_as<T>(x.val(in.o[2], lane)), c);
+    bool q = !r;
+    if (in.aux) {
+      const bool p = x.pred(in.o[3], lane);
+      if (in.aux == 1) { r = r && p; q = q && p; }
+      else if (in.aux == 2) { r = r || p; q = q || p; }
+      else { r = r != p; q = q != p; }
+    }
+    x.set(in.o[0], lane, r);
+    if (in.o[4].kind == OK::reg) x.set(in.o[4], lane, q);
+  EMU_END_LANES
+}
+
+Handler pick_setp(Type t) {
+  switch (t) {
+    case Type::u16: case Type::b16: return h_setp<uint16_t>;
+    case Type::s16: return h_setp<int16_t>;
+    case Type::u32: case Type::b32: return h_setp<uint32_t>;
+    case Type::s32: return h_setp<int32_t>;
+    case Type::u64: case Type::b64: return h_setp<uint64_t>;
+    case Type::s64: return h_setp<int64_t>;
+    case Type::f32: return h_setp<float>;
+    case Type::f64: return h_setp<double>;
+    default: return nullptr;
+  }
+}
+
+}  // namespace
+
+// Floating-point comparisons of f16/bf16 live with the half-precision family.
+Handler half_setp_handler(Type t);
+
+bool decode_alu(DecodeCtx& d, const PInstr& p, Inst& in) {
+  const std::string& op = p.opcode;
+  const Type t = d.last_type(p);
+  in.type = t;
+  auto ops = [&](size_t n) {
+    if (p.ops.size() != n) d.fail(p, "expected " + std::to_string(n) + " operands");
+    for (size_t i = 0; i < n; ++i) in.o[i] = d.op(p.ops[i], t);
+    in.nops = uint8_t(n);
+  };
+  const bool is_int = !type_float(t) && t != Type::none;
+  if (d.has(p, "sat")) in.flags |= kSat;
+  if (d.has(p, "hi")) in.flags |= kHi;
+  if (d.has(p, "relu")) in.flags |= kRelu;
+
+  if ((op == "add" || op == "sub") && is_int && (d.has(p, "cc") || op == "addc" || op == "subc")) {
+    return false;  // handled below
+  }
+  if (op == "add" || op == "sub" || op == "addc" || op == "subc") {
+    if (!is_int) return false;
+    const bool cc = d.has(p, "cc"), use = op == "addc" || op == "subc", sub = op[0] == 's';
+    ops(3);
+    if (cc || use) {
+      int32_t r = d.reg_index("%%cc");
+      in.aux = uint32_t(r);
+      const bool w = type_bytes(t) == 8;
+#define EMU_CARRY(T) \
+      in.fn = sub ? (use ? (cc ? h_carry<T, true, true, true> : h_carry<T, true, true, false>) \
+                         : h_carry<T, true, false, true>) \
+                  : (use ? (cc ? h_carry<T, false, true, true> : h_carry<T, false, true, false>) \
+                         : h_carry<T, false, false, true>);
+      if (w) { EMU_CARRY(uint64_t) } else { EMU_CARRY(uint32_t) }
+#undef EMU_CARRY
+      return true;
+    }
+    in.fn = sub ? pick<h_bin, Sub>(t) : pick<h_bin, Add>(t);
+    return in.fn != nullptr;
+  }
+  if (op == "mul" && is_int) {
+    ops(3);
+    if (d.has(p, "wide")) {
+      switch (t) {
+        case Type::s16: in.fn = h_wide<int16_t, false>; break;
+        case Type::u16: in.fn = h_wide<uint16_t, false>; break;
+        case Type::s32: in.fn = h_wide<int32_t, false>; break;
+        case Type::u32: in.fn = h_wide<uint32_t, false>; break;
+        default: d.fail(p, "mul.wide type");
+      }
+      return true;
+    }
+    in.fn = pick<h_bin, Mul>(t);
+    return in.fn != nullptr;
+  }
+  if (op == "mad" && is_int) {
+    ops(4);
+    if (d.has(p, "wide")) {
+      switch (t) {
+        case Type::s16: in.fn = h_wide<int16_t, true>; break;
+        case Type::u16: in.fn = h_wide<uint16_t, true>; break;
+        case Type::s32: in.fn = h_wide<int32_t, true>; break;
+        case Type::u32: in.fn = h_wide<uint32_t, true>; break;
+        default: d.fail(p, "mad.wide type");
+      }
+      return true;
+    }
+    in.fn = pick<h_tern, Mad>(t);
+    return in.fn != nullptr;
+  }
+  if ((op == "div" || op == "rem") && is_int) { ops(3); in.fn = op == "div" ? pick<h_bin, Div>(t) : pick<h_bin, Rem>(t); return in.fn != nullptr; }
+  if ((op == "min" || op == "max") && is_int) { ops(3); in.fn = op == "min" ? pick<h_bin, Min>(t) : pick<h_bin, Max>(t); return in.fn != nullptr; }
+  if (op == "and" || op == "or" || op == "xor") {
+    ops(3);
+    in.fn = op == "and" ? pick<h_bin, And>(t) : op == "or" ? pick<h_bin, Or>(t) : pick<h_bin, Xor>(t);
+    return in.fn != nullptr;
+  }
+  if (op == "not") { ops(2); in.fn = pick<h_un, Not>(t); if (t == Type::pred) in.fn = [](Exec& x, const Inst& i, uint32_t m) { EMU_FOR_LANES(m) x.set(i.o[0], lane, !(x.val(i.o[1], lane) & 1)); EMU_END_LANES }; return in.fn != nullptr; }
+  if (op == "cnot") { ops(2); in.fn = pick<h_un, Cnot>(t); return in.fn != nullptr; }
+  if ((op == "neg" || op == "abs") && is_int) { ops(2); in.fn = op == "neg" ? pick<h_un, Neg>(t) : pick<h_un, Abs>(t); return in.fn != nullptr; }
+  if (op == "shl" || op == "shr") { ops(3); in.fn = pick_shift(t, op == "shl"); return in.fn != nullptr; }
+  if (op == "popc") { ops(2); in.fn = type_bytes(t) == 8 ? h_popc<uint64_t> : h_popc<uint32_t>; return true; }
+  if (op == "clz") { ops(2); in.fn = type_bytes(t) == 8 ? h_clz<uint64_t> : h_clz<uint32_t>; return true; }
+  if (op == "brev") { ops(2); in.fn = type_bytes(t) == 8 ? h_brev<uint64_t> : h_brev<uint32_t>; return true; }
+  if (op == "bfind") {
+    ops(2);
+    if (d.has(p, "shiftamt")) in.flags |= kShiftAmt;
+    switch (t) {
+      case Type::u32: in.fn = h_bfind<uint32_t>; break;
+      case Type::s32: in.fn = h_bfind<int32_t>; break;
+      case Type::u64: in.fn = h_bfind<uint64_t>; break;
+      case Type::s64: in.fn = h_bfind<int64_t>; break;
+      default: d.fail(p, "bfind type");
+    }
+    return true;
+  }
+  if (op == "bfe") {
+    ops(4);
+    switch (t) {
+      case Type::u32: in.fn = h_bfe<uint32_t>; break;
+      case Type::s32: in.fn = h_bfe<int32_t>; break;
+      case Type::u64: in.fn = h_bfe<uint64_t>; break;
+      case Type::s64: in.fn = h_bfe<int64_t>; break;
+      default: d.fail(p, "bfe type");
+    }
+    return true;
+  }
+  if (op == "bfi") { ops(5); in.fn = type_bytes(t) == 8 ? h_bfi<uint64_t> : h_bfi<uint32_t>; return true; }
+  if (op == "prmt") {
+    ops(4);
+    static const char* modes[] = {"", "f4e", "b4e", "rc8", "ecl", "ecr", "rc16"};
+    for (uint32_t i = 1; i < 7; ++i)
+      if (d.has(p, modes[i])) in.aux = i;
+    in.fn = h_prmt;
+    return true;
+  }
+  if (op == "dp4a" || op == "dp2a") {
+    ops(4);
+    const bool as = p.mods.size() >= 2 && p.mods[p.mods.size() - 2] == "s32";
+    const bool bs = p.mods.back() == "s32";
+    if (op == "dp4a") in.fn = as ? (bs ? h_dp<true, true, 0> : h_dp<true, false, 0>) : (bs ? h_dp<false, true, 0> : h_dp<false, false, 0>);
+    else if (d.has(p, "hi")) in.fn = as ? (bs ? h_dp<true, true, 2> : h_dp<true, false, 2>) : (bs ? h_dp<false, true, 2> : h_dp<false, false, 2>);
+    else in.fn = as ? (bs ? h_dp<true, true, 1> : h_dp<true, false, 1>) : (bs ? h_dp<false, true, 1> : h_dp<false, false, 1>);
+    in.flags &= ~kHi;
+    return true;
+  }
+  if (op == "lop3") {
+    ops(5);
+    if (in.o[4].kind != OK::imm) d.fail(p, "lop3 needs an immediate table");
+    in.aux = uint32_t(in.o[4].imm) & 0xFF;
+    in.fn = h_lop3;
+    return true;
+  }
+  if (op == "mov") {
+    if (p.ops.size() != 2) d.fail(p, "mov takes two operands");
+    if (p.ops[1].kind == PTok::vec) {
+      in.o[0] = d.op(p.ops[0], t);
+      in.o[1] = d.op(p.ops[1]);
+      in.aux = uint32_t(type_bytes(t) * 8 / in.o[1].count);
+      in.fn = h_pack;
+      return true;
+    }
+    if (p.ops[0].kind == PTok::vec) {
+      in.o[0] = d.op(p.ops[0]);
+      in.o[1] = d.op(p.ops[1], t);
+      in.aux = uint32_t(type_bytes(t) * 8 / in.o[0].count);
+      in.fn = h_unpack;
+      return true;
+    }
+    ops(2);
+    // A shared or local variable's generic address is cvta's business; mov gives the
+    // address in the variable's own space, which is what op() resolved.
+    if (in.o[0].kind == OK::reg && in.o[1].kind == OK::reg) in.fn = h_mov_reg;
+    else if (in.o[0].kind == OK::reg && in.o[1].kind == OK::imm) {
+      if (type_bytes(t) < 8 && t != Type::pred) in.o[1].imm &= width_mask(type_bytes(t));
+      in.fn = h_mov_imm;
+    } else in.fn = h_mov;
+    return true;
+  }
+  if (op == "selp") { ops(4); in.fn = h_selp; return true; }
+  if (op == "setp") {
+    // setp.cmp{.bool}.type p{|q}, a, b{, {!}c}
+    bool ok = false;
+    Cmp c = parse_cmp(p.mods.at(0), &ok);
+    if (!ok) d.fail(p, "unknown comparison");
+    in.flags = c;
+    if (p.mods.size() >= 3) {
+      const std::string& b = p.mods[1];
+      in.aux = b == "and" ? 1 : b == "or" ? 2 : b == "xor" ? 3 : 0;
+    }
+    const PTok& dst = p.ops.at(0);
+    in.o[0] = d.op(dst);
+    if (dst.kind == PTok::pair) in.o[4] = d.op(dst.elems[1]);
+    in.o[1] = d.op(p.ops.at(1), t);
+    in.o[2] = d.op(p.ops.at(2), t);
+    if (in.aux) in.o[3] = d.op(p.ops.at(3));
+    in.fn = pick_setp(t);
+    if (!in.fn) in.fn = half_setp_handler(t);
+    if (!in.fn) d.fail(p, "setp type");
+    return true;
+  }
+  return false;
+}
+
+}  // namespace emu

@@ -1,0 +1,145 @@
+// Control: exit, ret, barriers, fences, sleep, trap, and calls (device printf through vprintf).
+#include <cstdio>
+
+#include "exec/ops.h"
+
+namespace emu {
+
+namespace {
+
+void h_nop(Exec&, const Inst&, uint32_t) {}
+
+// vprintf(format, args): the format is a generic address of a global string, the arguments a
+// packed buffer in local memory, each aligned to its own size (as the CUDA ABI lays them out).
+void h_vprintf(Exec& x, const Inst& in, uint32_t mask) {
+  EMU_FOR_LANES(mask)
+    const uint64_t fmt_param = x.val(in.o[1], lane);
+    const uint64_t args_param = x.val(in.o[2], lane);
+    // The operands are the addresses of the staged .param slots (local memory).
+    uint64_t fmt_addr, args_addr;
+    std::memcpy(&fmt_addr, x.addr(Space::local, fmt_param, 8, lane, false), 8);
+    std::memcpy(&args_addr, x.addr(Space::local, args_param, 8, lane, false), 8);
+    std::string fmt;
+    for (uint64_t a = fmt_addr;; ++a) {
+      char c = char(*x.addr(Space::generic, a, 1, lane, false));
+      if (!c) break;
+      fmt += c;
+    }
+    std::string out;
+    size_t argoff = 0;
+    auto next_arg = [&](uint32_t size) {
+      argoff = (argoff + size - 1) / size * size;
+      uint64_t v = 0;
+      std::memcpy(&v, x.addr(Space::generic, args_addr + argoff, size, lane, false), size);
+      argoff += size;
+      return v;
+    };
+    for (size_t i = 0; i < fmt.size(); ++i) {
+      if (fmt[i] != '%') { out += fmt[i]; continue; }
+      size_t j = i + 1;
+      if (j < fmt.size() && fmt[j] == '%') { out += '%'; i = j; continue; }
+      while (j < fmt.size() && std::strchr("-+ #0123456789.*", fmt[j])) ++j;
+      std::string lenmod;
+      while (j < fmt.size() && std::strchr("hlLqjzt", fmt[j])) lenmod += fmt[j++];
+      if (j >= fmt.size()) break;
+      const char conv = fmt[j];
+      std::string spec = fmt.substr(i, j - i + 1);
+      char buf[512];
+      if (std::strchr("fFeEgGaA", conv)) {
+        double d = f64_of(next_arg(8));
+        std::snprintf(buf, sizeof buf, spec.c_str(), d);
+      } else if (conv == 's') {
+        uint64_t sa = next_arg(8);
+        std::string str;
+        for (uint64_t a = sa;; ++a) {
+          char c = char(*x.addr(Space::generic, a, 1, lane, false));
+          if (!c) break;
+          str += c;
+        }
+        std::snprintf(buf, sizeof buf, "%s", str.c_str());
+      } else if (conv == 'p') {
+        std::snprintf(buf, sizeof buf, "%p", reinterpret_cast<void*>(next_arg(8)));
+      } else if (conv == 'c') {
+        std::snprintf(buf, sizeof buf, spec.c_str(), int(next_arg(4)));
+      } else {
+        const bool wide = lenmod.find('l') != std::string::npos || lenmod == "q" ||
+                          lenmod == "j" || lenmod == "z" || lenmod == "t";
+        std::string plain = spec.substr(0, spec.size() - 1 - lenmod.size());
+        plain += "ll";
+        plain += conv;
+        long long v = wide ? (long long)next_arg(8) : (long long)(int32_t)next_arg(4);
+        if (!wide && std::strchr("uxXo", conv)) v = (long long)(uint32_t)v;
+        std::snprintf(buf, sizeof buf, plain.c_str(), v);
+      }
+      out += buf;
+      i = j;
+    }
+    std::fputs(out.c_str(), stdout);
+    if (in.o[0].kind == OK::imm) {  // the .param slot of the return value
+      const uint32_t n = uint32_t(out.size());
+      std::memcpy(x.addr(Space::local, in.o[0].imm, 4, lane, true), &n, 4);
+    }
+  EMU_END_LANES
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+bool decode_control(DecodeCtx& d, const PInstr& p, Inst& in) {
+  const std::string& op = p.opcode;
+  if (op == "exit") { in.ctl = Ctl::exit; return true; }
+  if (op == "ret") {
+    in.ctl = d.f.entry ? Ctl::exit : Ctl::ret;
+    return true;
+  }
+  if (op == "trap") { in.ctl = Ctl::trap; return true; }
+  if (op == "membar" || op == "fence" || op == "nanosleep" || op == "prefetch" ||
+      op == "prefetchu" || op == "pmevent" || op == "griddepcontrol" || op == "discard" ||
+      op == "applypriority") {
+    in.fn = h_nop;
+    return true;
+  }
+  if (op == "bar" || op == "barrier") {
+    // bar.sync a{, b} / bar.arrive a, b / bar.red.popc.u32 d, a{, b}, {!}p / barrier.sync.aligned
+    in.ctl = Ctl::bar;
+    bool red = d.has(p, "red");
+    if (d.has(p, "warp")) {  // bar.warp.sync mask
+      in.ctl = Ctl::warpsync;
+      in.o[0] = d.op(p.ops.at(0));
+      in.member_op = 0;
+      return true;
+    }
+    in.aux = d.has(p, "arrive") ? 1 : red ? 2 : 0;
+    size_t i = 0;
+    if (red) {
+      in.flags = d.has(p, "popc") ? 1 : d.has(p, "and") ? 2 : 3;
+      in.o[0] = d.op(p.ops.at(i++));
+    }
+    in.o[1] = d.op(p.ops.at(i++));
+    const size_t remaining = p.ops.size() - i;
+    if ((red && remaining == 2) || (!red && remaining == 1)) in.o[2] = d.op(p.ops.at(i++));
+    if (red) in.o[3] = d.op(p.ops.at(i++));
+    return true;
+  }
+  if (op == "call") {
+    // call{.uni} (ret), func, (args);  or  call func, (args);
+    size_t i = 0;
+    Operand ret;
+    if (p.ops.size() == 3) ret = d.op(p.ops.at(i++).elems.at(0));
+    else ret.kind = OK::sink;
+    const std::string& callee = p.ops.at(i++).text;
+    if (callee == "vprintf") {
+      const PTok& args = p.ops.at(i);
+      in.o[0] = ret;
+      // The argument names are .param slots of the caller (staged in local memory).
+      in.o[1] = d.op(args.elems.at(0));
+      in.o[2] = d.op(args.elems.at(1));
+      in.fn = h_vprintf;
+      return true;
+    }
+    throw std::runtime_error("calls to device functions (" + callee + ") are not supported yet");
+  }
+  return false;
+}
+
+}  // namespace emu

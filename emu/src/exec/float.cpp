@@ -1,0 +1,316 @@
+// Floating-point arithmetic: f32 and f64 with the rounding modifiers, the approximate
+// transcendental instructions, and packed half precision (f16, f16x2, bf16, bf16x2).
+#include <cfenv>
+
+#include "exec/fp.h"
+#include "exec/ops.h"
+
+namespace emu {
+
+namespace {
+
+// A directed rounding mode for the duration of one operation (rn needs none).
+struct RoundingScope {
+  int saved = -1;
+  explicit RoundingScope(uint32_t flags) {
+    int mode = (flags & kRz) ? FE_TOWARDZERO : (flags & kRm) ? FE_DOWNWARD : (flags & kRp) ? FE_UPWARD : -1;
+    if (mode >= 0) { saved = std::fegetround(); std::fesetround(mode); }
+  }
+  ~RoundingScope() { if (saved >= 0) std::fesetround(saved); }
+};
+
+inline float ftz(float v) { return std::fpclassify(v) == FP_SUBNORMAL ? std::copysign(0.0f, v) : v; }
+
+template <class T> inline T fget(uint64_t b) {
+  if constexpr (sizeof(T) == 4) return f32_of(b); else return f64_of(b);
+}
+template <class T> inline T fin(const Inst& in, T v) {
+  if constexpr (sizeof(T) == 4) if (in.flags & kFtz) return ftz(v);
+  return v;
+}
+template <class T> inline uint64_t fout(const Inst& in, T v) {
+  if constexpr (sizeof(T) == 4) {
+    if (in.flags & kFtz) v = ftz(v);
+  }
+  if (in.flags & kSat) v = std::isnan(v) ? T(0) : std::min(T(1), std::max(T(0), v));
+  if (std::isnan(v)) return sizeof(T) == 4 ? 0x7FFFFFFFull : 0x7FFFFFFFFFFFFFFFull;
+  return bits_of(v);
+}
+
+enum FOp { f_add, f_sub, f_mul, f_div, f_min, f_max, f_copysign };
+
+template <class T, FOp Op>
+void h_fbin(Exec& x, const Inst& in, uint32_t m) {
+  RoundingScope rs(in.flags);
+  EMU_FOR_LANES(m)
+    const T a = fin<T>(in, fget<T>(x.val(in.o[1], lane))), b = fin<T>(in, fget<T>(x.val(in.o[2], lane)));
+    T r;
+    switch (Op) {
+      case f_add: r = a + b; break;
+      case f_sub: r = a - b; break;
+      case f_mul: r = a * b; break;
+      case f_div: r = a / b; break;
+      case f_copysign: r = std::copysign(b, a); x.set(in.o[0], lane, bits_of(r)); continue;
+      case f_min: case f_max: {
+        // PTX: a NaN operand yields the other one; both NaN give NaN; -0 < +0.
+        if (std::isnan(a) && std::isnan(b)) r = std::numeric_limits<T>::quiet_NaN();
+        else if (std::isnan(a)) r = b;
+        else if (std::isnan(b)) r = a;
+        else if (a == b) r = (Op == f_min) == (std::signbit(a) != 0) ? a : b;
+        else r = (Op == f_min) == (a < b) ? a : b;
+        if ((in.flags & kNaN) && (std::isnan(a) || std::isnan(b))) r = std::numeric_limits<T>::quiet_NaN();
+        break;
+      }
+    }
+    x.set(in.o[0], lane, fout<T>(in, r));
+  EMU_END_LANES
+}
+
+template <class T>
+void h_fma(Exec& x, const Inst& in, uint32_t m) {
+  RoundingScope rs(in.flags);
+  EMU_FOR_LANES(m)
+    const T a = fin<T>(in, fget<T>(x.val(in.o[1], lane))), b = fin<T>(in, fget<T>(x.val(in.o[2], lane))),
+            c = fin<T>(in, fget<T>(x.val(in.o[3], lane)));
+    x.set(in.o[0], lane, fout<T>(in, std::fma(a, b, c)));
+  EMU_END_LANES
+}
+
+enum FUn { u_neg, u_abs, u_rcp, u_sqrt, u_rsqrt, u_ex2, u_lg2, u_sin, u_cos, u_tanh };
+
+template <class T, FUn Op>
+void h_fun(Exec& x, const Inst& in, uint32_t m) {
+  RoundingScope rs(in.flags);
+  EMU_FOR_LANES(m)
+    const uint64_t raw = x.val(in.o[1], lane);
+    if (Op == u_neg || Op == u_abs) {  // sign-bit operations: NaN payloads pass through
+      const uint64_t sign = sizeof(T) == 4 ? 0x80000000ull : 0x8000000000000000ull;
+      uint64_t r = Op == u_neg ? raw ^ sign : raw & ~sign;
+      if (sizeof(T) == 4 && (in.flags & kFtz)) r = bits_of(ftz(f32_of(r)));
+      x.set(in.o[0], lane, r & width_mask(sizeof(T)));
+      continue;
+    }
+    const T a = fin<T>(in, fget<T>(raw));
+    T r;
+    switch (Op) {
+      case u_rcp: r = T(1) / a; break;
+      case u_sqrt: r = std::sqrt(a); break;
+      case u_rsqrt: r = T(1) / std::sqrt(a); break;
+      case u_ex2: r = std::exp2(a); break;
+      case u_lg2: r = std::log2(a); break;
+      case u_sin: r = std::sin(a); break;
+      case u_cos: r = std::cos(a); break;
+      case u_tanh: r = std::tanh(a); break;
+      default: r = a;
+    }
+    x.set(in.o[0], lane, fout<T>(in, r));
+  EMU_END_LANES
+}
+
+template <class T>
+void h_testp(Exec& x, const Inst& in, uint32_t m) {
+  EMU_FOR_LANES(m)
+    const T a = fget<T>(x.val(in.o[1], lane));
+    bool r = false;
+    switch (in.aux) {
+      case 0: r = std::isfinite(a); break;
+      case 1: r = std::isinf(a); break;
+      case 2: r = !std::isnan(a); break;
+      case 3: r = std::isnan(a); break;
+      case 4: r = std::isnormal(a); break;
+      case 5: r = std::fpclassify(a) == FP_SUBNORMAL; break;
+    }
+    x.set(in.o[0], lane, r);
+  EMU_END_LANES
+}
+
+// ---------------------------------------------------------------------------------------------
+// Half precision: each half is converted to f32 exactly, the operation is done in f32 (exact
+// enough: the f32 result of a half add/mul is rounded once more, to half, and a double rounding
+// through f32 is innocuous for these operations since f32 has more than 2*11+2 bits), fma in
+// double (the product of two halves is exact in double).
+enum HOp { hop_add, hop_sub, hop_mul, hop_fma, hop_min, hop_max, hop_neg, hop_abs };
+
+template <bool BF>
+inline float h2f(uint16_t h) { return f32_of(BF ? fp::bf16_to_f32(h) : fp::f16_to_f32(h)); }
+template <bool BF>
+inline uint16_t f2h(double v, uint32_t flags) {
+  fp::Round r = (flags & kRz) ? fp::Round::rz : (flags & kRm) ? fp::Round::rm : (flags & kRp) ? fp::Round::rp : fp::Round::rn;
+  uint16_t h = BF ? fp::f64_to_bf16(bits_of(v), r) : fp::f64_to_f16(bits_of(v), r);
+  if (flags & kSat) {
+    float f = h2f<BF>(h);
+    if (std::isnan(f)) h = 0;
+    else if (f < 0) h = 0;
+    else if (f > 1) h = BF ? 0x3F80 : 0x3C00;
+  }
+  return h;
+}
+
+template <bool BF, HOp Op>
+uint16_t half_op(uint16_t a, uint16_t b, uint16_t c, uint32_t flags) {
+  const uint16_t sign = 0x8000;
+  switch (Op) {
+    case hop_neg: return a ^ sign;
+    case hop_abs: return a & ~sign;
+    default: break;
+  }
+  const double fa = h2f<BF>(a), fb = h2f<BF>(b), fc = h2f<BF>(c);
+  double r = 0;
+  switch (Op) {
+    case hop_add: r = fa + fb; break;
+    case hop_sub: r = fa - fb; break;
+    case hop_mul: r = fa * fb; break;
+    case hop_fma: r = fa * fb + fc; break;
+    case hop_min: case hop_max: {
+      const bool an = std::isnan(fa), bn = std::isnan(fb);
+      if (an && bn) return BF ? 0x7FFF : 0x7FFF;
+      if ((flags & kNaN) && (an || bn)) return 0x7FFF;
+      if (an) return b;
+      if (bn) return a;
+      if (fa == fb) return ((Op == hop_min) == bool(a & sign)) ? a : b;
+      return ((Op == hop_min) == (fa < fb)) ? a : b;
+    }
+    default: break;
+  }
+  uint16_t h = f2h<BF>(r, flags);
+  if ((flags & kRelu) && (h & sign) && !std::isnan(h2f<BF>(h))) h = 0;
+  return h;
+}
+
+template <bool BF, HOp Op, bool Packed>
+void h_half(Exec& x, const Inst& in, uint32_t m) {
+  EMU_FOR_LANES(m)
+    const uint64_t a = x.val(in.o[1], lane);
+    const uint64_t b = in.nops > 2 ? x.val(in.o[2], lane) : 0;
+    const uint64_t c = in.nops > 3 ? x.val(in.o[3], lane) : 0;
+    uint64_t r = half_op<BF, Op>(uint16_t(a), uint16_t(b), uint16_t(c), in.flags);
+    if (Packed) r |= uint64_t(half_op<BF, Op>(uint16_t(a >> 16), uint16_t(b >> 16), uint16_t(c >> 16), in.flags)) << 16;
+    x.set(in.o[0], lane, r);
+  EMU_END_LANES
+}
+
+template <bool BF, HOp Op>
+Handler pick_half(Type t) {
+  switch (t) {
+    case Type::f16: return BF ? nullptr : h_half<false, Op, false>;
+    case Type::f16x2: return BF ? nullptr : h_half<false, Op, true>;
+    case Type::bf16: return h_half<true, Op, false>;
+    case Type::bf16x2: return h_half<true, Op, true>;
+    default: return nullptr;
+  }
+}
+template <HOp Op>
+Handler pick_half_any(Type t) {
+  return (t == Type::bf16 || t == Type::bf16x2) ? pick_half<true, Op>(t) : pick_half<false, Op>(t);
+}
+
+template <bool BF>
+void h_half_setp(Exec& x, const Inst& in, uint32_t m) {
+  // Comparison codes as in alu.cpp's Cmp (eq ne lt le gt ge ... equ neu ltu leu gtu geu num nan).
+  EMU_FOR_LANES(m)
+    const float a = h2f<BF>(uint16_t(x.val(in.o[1], lane))), b = h2f<BF>(uint16_t(x.val(in.o[2], lane)));
+    const bool u = std::isnan(a) || std::isnan(b);
+    bool r = false;
+    switch (in.flags) {
+      case 0: r = !u && a == b; break;
+      case 1: r = !u && a != b; break;
+      case 2: r = !u && a < b; break;
+      case 3: r = !u && a <= b; break;
+      case 4: r = !u && a > b; break;
+      case 5: r = !u && a >= b; break;
+      case 10: r = u || a == b; break;
+      case 11: r = u || a != b; break;
+      case 12: r = u || a < b; break;
+      case 13: r = u || a <= b; break;
+      case 14: r = u || a > b; break;
+      case 15: r = u || a >= b; break;
+      case 16: r = !u; break;
+      case 17: r = u; break;
+    }
+    bool q = !r;
+    if (in.aux) {
+      const bool p = x.pred(in.o[3], lane);
+      if (in.aux == 1) { r = r && p; q = q && p; }
+      else if (in.aux == 2) { r = r || p; q = q || p; }
+      else { r = r != p; q = q != p; }
+    }
+    x.set(in.o[0], lane, r);
+    if (in.o[4].kind == OK::reg) x.set(in.o[4], lane, q);
+  EMU_END_LANES
+}
+
+}  // namespace
+
+Handler half_setp_handler(Type t) {
+  if (t == Type::f16) return h_half_setp<false>;
+  if (t == Type::bf16) return h_half_setp<true>;
+  return nullptr;
+}
+
+bool decode_float(DecodeCtx& d, const PInstr& p, Inst& in) {
+  const std::string& op = p.opcode;
+  const Type t = d.last_type(p);
+  if (!type_float(t)) return false;
+  in.type = t;
+  auto ops = [&](size_t n) {
+    if (p.ops.size() != n) d.fail(p, "expected " + std::to_string(n) + " operands");
+    for (size_t i = 0; i < n; ++i) in.o[i] = d.op(p.ops[i], t);
+    in.nops = uint8_t(n);
+  };
+  in.flags |= d.rounding(p);
+  if (d.has(p, "ftz")) in.flags |= kFtz;
+  if (d.has(p, "sat")) in.flags |= kSat;
+  if (d.has(p, "NaN")) in.flags |= kNaN;
+  if (d.has(p, "relu")) in.flags |= kRelu;
+  const bool f64 = t == Type::f64;
+  const bool half = t == Type::f16 || t == Type::f16x2 || t == Type::bf16 || t == Type::bf16x2;
+
+  if (half) {
+    Handler h = nullptr;
+    if (op == "add") { ops(3); h = pick_half_any<hop_add>(t); }
+    else if (op == "sub") { ops(3); h = pick_half_any<hop_sub>(t); }
+    else if (op == "mul") { ops(3); h = pick_half_any<hop_mul>(t); }
+    else if (op == "fma") { ops(4); h = pick_half_any<hop_fma>(t); }
+    else if (op == "min") { ops(3); h = pick_half_any<hop_min>(t); }
+    else if (op == "max") { ops(3); h = pick_half_any<hop_max>(t); }
+    else if (op == "neg") { ops(2); h = pick_half_any<hop_neg>(t); }
+    else if (op == "abs") { ops(2); h = pick_half_any<hop_abs>(t); }
+    else return false;
+    in.fn = h;
+    return h != nullptr;
+  }
+  if (t != Type::f32 && t != Type::f64) return false;
+#define EMU_F(H) (f64 ? H<double> : H<float>)
+#define EMU_F2(H, OP) (f64 ? H<double, OP> : H<float, OP>)
+  if (op == "add") { ops(3); in.fn = EMU_F2(h_fbin, f_add); return true; }
+  if (op == "sub") { ops(3); in.fn = EMU_F2(h_fbin, f_sub); return true; }
+  if (op == "mul") { ops(3); in.fn = EMU_F2(h_fbin, f_mul); return true; }
+  if (op == "div") { ops(3); in.fn = EMU_F2(h_fbin, f_div); return true; }
+  if (op == "min") { ops(3); in.fn = EMU_F2(h_fbin, f_min); return true; }
+  if (op == "max") { ops(3); in.fn = EMU_F2(h_fbin, f_max); return true; }
+  if (op == "copysign") { ops(3); in.fn = EMU_F2(h_fbin, f_copysign); return true; }
+  if (op == "fma" || op == "mad") { ops(4); in.fn = EMU_F(h_fma); return true; }
+  if (op == "neg") { ops(2); in.fn = EMU_F2(h_fun, u_neg); return true; }
+  if (op == "abs") { ops(2); in.fn = EMU_F2(h_fun, u_abs); return true; }
+  if (op == "rcp") { ops(2); in.fn = EMU_F2(h_fun, u_rcp); return true; }
+  if (op == "sqrt") { ops(2); in.fn = EMU_F2(h_fun, u_sqrt); return true; }
+  if (op == "rsqrt") { ops(2); in.fn = EMU_F2(h_fun, u_rsqrt); return true; }
+  if (op == "ex2") { ops(2); in.fn = EMU_F2(h_fun, u_ex2); return true; }
+  if (op == "lg2") { ops(2); in.fn = EMU_F2(h_fun, u_lg2); return true; }
+  if (op == "sin") { ops(2); in.fn = EMU_F2(h_fun, u_sin); return true; }
+  if (op == "cos") { ops(2); in.fn = EMU_F2(h_fun, u_cos); return true; }
+  if (op == "tanh") { ops(2); in.fn = EMU_F2(h_fun, u_tanh); return true; }
+  if (op == "testp") {
+    ops(2);
+    static const char* kinds[] = {"finite", "infinite", "number", "notanumber", "normal", "subnormal"};
+    for (uint32_t i = 0; i < 6; ++i)
+      if (d.has(p, kinds[i])) in.aux = i;
+    in.fn = EMU_F(h_testp);
+    return true;
+  }
+#undef EMU_F
+#undef EMU_F2
+  return false;
+}
+
+}  // namespace emu

@@ -1,0 +1,164 @@
+// Execution state: the device memory table, a launch, its resident blocks, their warps, and the
+// Exec context every instruction handler receives.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "emu.h"
+
+namespace emu {
+
+// ---------------------------------------------------------------------------------------------
+// Device memory: allocations live in host memory; device pointers are their host addresses.
+struct Allocation {
+  uint64_t base = 0, bytes = 0;
+  std::string what;       // "cudaMalloc", "__device__ foo", "cudaHostAlloc", ...
+  bool writable = true;
+};
+
+class MemoryTable {
+ public:
+  void add(uint64_t base, uint64_t bytes, std::string what, bool writable = true);
+  bool remove(uint64_t base);
+  // The allocation holding [addr, addr+size), or nullptr.
+  const Allocation* find(uint64_t addr, uint64_t size) const {
+    if (last_ && addr >= last_->base && addr + size <= last_->base + last_->bytes) return last_;
+    return find_slow(addr, size);
+  }
+  const Allocation* find_slow(uint64_t addr, uint64_t size) const;
+  std::string describe(uint64_t addr) const;  // the nearest allocation, for fault messages
+  const std::map<uint64_t, Allocation>& all() const { return allocs_; }
+  uint64_t live_bytes() const { return live_; }
+  uint64_t peak_bytes() const { return peak_; }
+
+ private:
+  std::map<uint64_t, Allocation> allocs_;
+  mutable const Allocation* last_ = nullptr;
+  uint64_t live_ = 0, peak_ = 0;
+};
+MemoryTable& memory();
+
+// ---------------------------------------------------------------------------------------------
+struct Dim3 {
+  uint32_t x = 1, y = 1, z = 1;
+  uint64_t count() const { return uint64_t(x) * y * z; }
+};
+
+struct Block;
+struct Launch;
+
+struct Warp {
+  Block* block = nullptr;
+  uint32_t index = 0;            // warp within the block
+  uint64_t* r = nullptr;         // registers: r[reg * 32 + lane]
+  uint32_t pc[32] = {};
+  uint32_t valid = 0;            // lanes that exist (a partial last warp has fewer)
+  uint32_t exited = 0;
+  uint32_t parked = 0;           // lanes waiting at a collective or a barrier
+  uint32_t park_pc[32] = {};
+  int8_t park_bar[32] = {};      // barrier id a parked lane waits at, -1 for a collective
+  uint32_t call_depth[32] = {};
+  std::vector<uint32_t> ret_stack[32];
+  uint8_t* local = nullptr;      // local memory of lane 0; lane l at local + l * local_bytes
+  uint64_t steps = 0;
+  bool done() const { return ((exited | ~valid)) == 0xFFFFFFFFu; }
+  uint32_t ready() const { return valid & ~exited & ~parked; }
+};
+
+struct Barrier {
+  uint32_t arrived = 0;
+  uint32_t expected = 0;
+  uint32_t red_popc = 0;
+  bool red_and = true, red_or = false;
+};
+
+struct Block {
+  Launch* launch = nullptr;
+  Dim3 id;
+  uint32_t linear = 0;
+  uint32_t sm = 0;
+  uint32_t nthreads = 0;
+  std::vector<Warp> warps;
+  std::vector<uint64_t> regs;
+  std::vector<uint8_t> shared;
+  std::vector<uint8_t> local;
+  Barrier bars[16];
+  uint32_t exited_threads = 0;
+  bool done = false;
+};
+
+struct Launch {
+  Kernel* kernel = nullptr;
+  Dim3 grid, block;
+  uint32_t dyn_smem = 0;
+  std::vector<uint8_t> params;   // the kernel's parameter buffer
+  uint32_t smem_bytes = 0;       // static + dynamic
+  uint32_t threads_per_block = 0;
+  uint32_t warps_per_block = 0;
+  uint64_t envreg[32] = {};
+  uint64_t gridid = 0;
+};
+
+// ---------------------------------------------------------------------------------------------
+// The context of one warp-instruction. Handlers read operands and write results through it.
+struct Exec {
+  Warp* w = nullptr;
+  Block* b = nullptr;
+  Launch* l = nullptr;
+  const Kernel* k = nullptr;
+  uint32_t pc = 0;
+  uint32_t lanes_done = 0;   // collectives: lanes whose pc the handler advanced itself
+  bool parked = false;       // the handler parked its lanes (a collective waiting for others)
+
+  uint64_t& reg(uint32_t r, int lane) { return w->r[r * 32 + lane]; }
+
+  uint64_t sreg(uint32_t id, int lane) const;
+
+  // The value of a source operand for a lane, as raw bits.
+  uint64_t val(const Operand& o, int lane) const {
+    if (o.kind == OK::reg) return w->r[o.reg * 32 + lane];
+    if (o.kind == OK::imm) return o.imm;
+    return val_slow(o, lane);
+  }
+  uint64_t val_slow(const Operand& o, int lane) const;
+  bool pred(const Operand& o, int lane) const {
+    bool v = val(o, lane) & 1;
+    return o.neg ? !v : v;
+  }
+  void set(const Operand& o, int lane, uint64_t v) {
+    if (o.kind == OK::reg) w->r[o.reg * 32 + lane] = v;
+    else if (o.kind != OK::sink && o.kind != OK::none) bad_dest(o);
+  }
+  [[noreturn]] void bad_dest(const Operand& o) const;
+  const Operand& vec(const Operand& o, int i) const { return k->vec_ops[o.reg + i]; }
+
+  // Memory, with checks. `space` is the instruction's state space; addresses of the generic
+  // space are resolved to global, shared or local here.
+  uint8_t* addr(Space space, uint64_t a, uint32_t size, int lane, bool write);
+  [[noreturn]] void fault(int error, const std::string& what, uint64_t a, int lane) const;
+  [[noreturn]] void fail(const std::string& what, int lane = -1) const;
+};
+
+// Runs a launch to completion; throws Fault on a fault, a deadlock or an undefined collective.
+void run_launch(Launch& launch);
+
+// Emulated device properties used by the executor (from the runtime's configuration).
+struct DeviceConfig {
+  int cc_major = 9, cc_minor = 0;
+  int sms = 8;
+  uint64_t l2_bytes = 1 << 20;
+  int max_threads_per_sm = 2048;
+  int max_blocks_per_sm = 32;
+  int regs_per_sm = 65536;
+  int smem_per_sm = 228 * 1024;
+  int smem_per_block_optin = 227 * 1024;
+  int smem_per_block = 48 * 1024;
+  uint64_t total_mem = 16ull << 30;
+  bool random_schedule = false;
+  uint64_t schedule_seed = 0;
+};
+DeviceConfig& device_config();
+
+}  // namespace emu

@@ -1,0 +1,352 @@
+// Memory instructions: ld, st, atom, red, cvta, isspacep, cp.async (with deferred completion:
+// the copy lands when a cp.async.wait_group retires its group, so a kernel that reads the
+// destination too early reads stale data, as it could on hardware).
+#include <cstdio>
+#include <deque>
+
+#include "exec/fp.h"
+#include "exec/ops.h"
+
+namespace emu {
+
+namespace {
+
+Space space_from(const DecodeCtx& d, const PInstr& p, bool* found) {
+  *found = true;
+  for (const std::string& s : p.mods) {
+    if (s == "global") return Space::global;
+    if (s == "shared" || s.rfind("shared::", 0) == 0) return Space::shared;
+    if (s == "local") return Space::local;
+    if (s == "param" || s.rfind("param::", 0) == 0) return Space::param;
+    if (s == "const") return Space::konst;
+  }
+  (void)d;
+  *found = false;
+  return Space::generic;
+}
+
+inline uint64_t address(const Exec& x, const Operand& a, int lane) {
+  return (a.kind == OK::reg ? x.w->r[a.reg * 32 + lane] : 0) + a.imm;
+}
+
+// ld: in.aux = element bytes, in.vec = elements, in.type = element type (for extension).
+void h_ld(Exec& x, const Inst& in, uint32_t m) {
+  const uint32_t es = in.aux, total = es * in.vec;
+  EMU_FOR_LANES(m)
+    const uint64_t a = address(x, in.o[1], lane);
+    const uint8_t* p = x.addr(in.space, a, total, lane, false);
+    if (in.vec == 1) {
+      uint64_t v = 0;
+      std::memcpy(&v, p, es);
+      x.set(in.o[0], lane, extend(v, in.type));
+    } else {
+      for (uint32_t i = 0; i < in.vec; ++i) {
+        uint64_t v = 0;
+        std::memcpy(&v, p + i * es, es);
+        x.set(x.vec(in.o[0], int(i)), lane, extend(v, in.type));
+      }
+    }
+  EMU_END_LANES
+}
+
+// The common case, a 4-byte scalar load from global memory, without the generic dispatch.
+void h_ld_global_b32(Exec& x, const Inst& in, uint32_t m) {
+  EMU_FOR_LANES(m)
+    const uint64_t a = address(x, in.o[0 + 1], lane);
+    uint32_t v;
+    std::memcpy(&v, x.addr(Space::global, a, 4, lane, false), 4);
+    x.w->r[in.o[0].reg * 32 + lane] = v;
+  EMU_END_LANES
+}
+
+void h_st(Exec& x, const Inst& in, uint32_t m) {
+  const uint32_t es = in.aux, total = es * in.vec;
+  EMU_FOR_LANES(m)
+    const uint64_t a = address(x, in.o[0], lane);
+    uint8_t* p = x.addr(in.space, a, total, lane, true);
+    if (in.vec == 1) {
+      const uint64_t v = x.val(in.o[1], lane);
+      std::memcpy(p, &v, es);
+    } else {
+      for (uint32_t i = 0; i < in.vec; ++i) {
+        const Operand& e = x.vec(in.o[1], int(i));
+        const uint64_t v = e.kind == OK::sink ? 0 : x.val(e, lane);
+        std::memcpy(p + i * es, &v, es);
+      }
+    }
+  EMU_END_LANES
+}
+
+// ---------------------------------------------------------------------------------------------
+// Atomics. Execution is sequential, so a read-modify-write is atomic by construction; lanes of a
+// warp apply in lane order.
+enum AOp : uint32_t { a_add, a_min, a_max, a_inc, a_dec, a_cas, a_exch, a_and, a_or, a_xor };
+
+template <class T>
+T atomic_apply(AOp op, T old, T b, T c) {
+  switch (op) {
+    case a_add:
+      if constexpr (std::is_integral_v<T>) return T(std::make_unsigned_t<T>(old) + std::make_unsigned_t<T>(b));
+      else return old + b;
+    case a_min:
+      if constexpr (std::is_floating_point_v<T>) return std::isnan(old) ? b : std::isnan(b) ? old : std::min(old, b);
+      else return std::min(old, b);
+    case a_max:
+      if constexpr (std::is_floating_point_v<T>) return std::isnan(old) ? b : std::isnan(b) ? old : std::max(old, b);
+      else return std::max(old, b);
+    case a_inc:  // (old >= b) ? 0 : old + 1
+      if constexpr (std::is_integral_v<T>) return old >= b ? T(0) : T(old + 1);
+      else return old;
+    case a_dec:  // (old == 0 || old > b) ? b : old - 1
+      if constexpr (std::is_integral_v<T>) return (old == 0 || old > b) ? b : T(old - 1);
+      else return old;
+    case a_cas: return old == b ? c : old;
+    case a_exch: return b;
+    case a_and: if constexpr (std::is_integral_v<T>) return T(old & b); else return old;
+    case a_or: if constexpr (std::is_integral_v<T>) return T(old | b); else return old;
+    case a_xor: if constexpr (std::is_integral_v<T>) return T(old ^ b); else return old;
+  }
+  return old;
+}
+
+template <class T> inline T from_bits(uint64_t v) {
+  if constexpr (std::is_same_v<T, float>) return f32_of(v);
+  else if constexpr (std::is_same_v<T, double>) return f64_of(v);
+  else return T(std::make_unsigned_t<T>(v));
+}
+template <class T> inline uint64_t to_bits(T v) {
+  if constexpr (std::is_floating_point_v<T>) return bits_of(v);
+  else return uint64_t(std::make_unsigned_t<T>(v));
+}
+
+// o[0] destination (sink for red), o[1] address, o[2] b, o[3] c (cas).
+template <class T>
+void h_atom(Exec& x, const Inst& in, uint32_t m) {
+  const AOp op = AOp(in.aux);
+  EMU_FOR_LANES(m)
+    const uint64_t a = address(x, in.o[1], lane);
+    uint8_t* p = x.addr(in.space, a, sizeof(T), lane, true);
+    T old;
+    std::memcpy(&old, p, sizeof(T));
+    const T b = from_bits<T>(x.val(in.o[2], lane));
+    const T c = op == a_cas ? from_bits<T>(x.val(in.o[3], lane)) : T(0);
+    const T r = atomic_apply<T>(op, old, b, c);
+    std::memcpy(p, &r, sizeof(T));
+    x.set(in.o[0], lane, to_bits<T>(old));
+  EMU_END_LANES
+}
+
+// Packed half atomics: atom.add.noftz.{f16,f16x2,bf16,bf16x2}.
+template <bool BF, bool Packed>
+void h_atom_half(Exec& x, const Inst& in, uint32_t m) {
+  const uint32_t size = Packed ? 4 : 2;
+  auto add = [](uint16_t a, uint16_t b) {
+    return BF ? fp::add_bf16(a, b) : fp::add_f16(a, b);
+  };
+  EMU_FOR_LANES(m)
+    const uint64_t a = address(x, in.o[1], lane);
+    uint8_t* p = x.addr(in.space, a, size, lane, true);
+    uint32_t old = 0;
+    std::memcpy(&old, p, size);
+    const uint32_t b = uint32_t(x.val(in.o[2], lane));
+    uint32_t r = add(uint16_t(old), uint16_t(b));
+    if (Packed) r |= uint32_t(add(uint16_t(old >> 16), uint16_t(b >> 16))) << 16;
+    std::memcpy(p, &r, size);
+    x.set(in.o[0], lane, old);
+  EMU_END_LANES
+}
+
+// ---------------------------------------------------------------------------------------------
+void h_cvta_to_generic(Exec& x, const Inst& in, uint32_t m) {  // cvta.space
+  EMU_FOR_LANES(m)
+    uint64_t a = x.val(in.o[1], lane);
+    if (in.space == Space::shared) a = kSharedWindow + uint32_t(a);
+    else if (in.space == Space::local) a = kLocalWindow + uint32_t(a);
+    x.set(in.o[0], lane, a);
+  EMU_END_LANES
+}
+void h_cvta_from_generic(Exec& x, const Inst& in, uint32_t m) {  // cvta.to.space
+  EMU_FOR_LANES(m)
+    uint64_t a = x.val(in.o[1], lane);
+    if (in.space == Space::shared || in.space == Space::local) {
+      const uint64_t base = in.space == Space::shared ? kSharedWindow : kLocalWindow;
+      if (a - base >= kWindowSize)
+        x.fail("cvta.to." + std::string(in.space == Space::shared ? "shared" : "local") +
+                   " of an address outside that window", lane);
+      a -= base;
+    }
+    x.set(in.o[0], lane, a);
+  EMU_END_LANES
+}
+void h_isspacep(Exec& x, const Inst& in, uint32_t m) {
+  EMU_FOR_LANES(m)
+    const uint64_t a = x.val(in.o[1], lane);
+    bool r;
+    if (in.space == Space::shared) r = a - kSharedWindow < kWindowSize;
+    else if (in.space == Space::local) r = a - kLocalWindow < kWindowSize;
+    else if (in.space == Space::global) r = a - kSharedWindow >= kWindowSize && a - kLocalWindow >= kWindowSize;
+    else r = false;
+    x.set(in.o[0], lane, r);
+  EMU_END_LANES
+}
+
+// ---------------------------------------------------------------------------------------------
+// cp.async: per lane, a queue of committed groups and one open group of pending copies.
+struct PendingCopy {
+  uint32_t dst;      // shared offset
+  uint64_t src;      // global address
+  uint32_t size, src_size;
+};
+struct CopyQueue {
+  std::vector<PendingCopy> open;
+  std::deque<std::vector<PendingCopy>> groups;
+};
+// Keyed by (block pointer, warp, lane); blocks are reused, so a queue is cleared when drained.
+std::map<std::tuple<const Block*, uint32_t, int>, CopyQueue>& queues() {
+  static std::map<std::tuple<const Block*, uint32_t, int>, CopyQueue> q;
+  return q;
+}
+
+void complete(Exec& x, const PendingCopy& c, int lane) {
+  uint8_t* dst = x.addr(Space::shared, c.dst, c.size, lane, true);
+  std::memset(dst, 0, c.size);
+  if (c.src_size) std::memcpy(dst, x.addr(Space::global, c.src, c.src_size, lane, false), c.src_size);
+}
+
+// cp.async.{ca,cg}.shared.global [dst], [src], cp-size{, src-size}
+void h_cp_async(Exec& x, const Inst& in, uint32_t m) {
+  EMU_FOR_LANES(m)
+    PendingCopy c;
+    c.dst = uint32_t(address(x, in.o[0], lane));
+    c.src = address(x, in.o[1], lane);
+    c.size = uint32_t(x.val(in.o[2], lane));
+    c.src_size = in.o[3].kind != OK::none ? uint32_t(x.val(in.o[3], lane)) : c.size;
+    if (c.src_size > c.size) x.fail("cp.async src-size larger than cp-size", lane);
+    // Check both addresses now, where the instruction is.
+    x.addr(Space::shared, c.dst, c.size, lane, true);
+    if (c.src_size) x.addr(Space::global, c.src, c.src_size, lane, false);
+    if (c.src % c.size) x.fault(716, "misaligned cp.async source", c.src, lane);
+    queues()[{x.b, x.w->index, lane}].open.push_back(c);
+  EMU_END_LANES
+}
+void h_cp_commit(Exec& x, const Inst&, uint32_t m) {
+  EMU_FOR_LANES(m)
+    CopyQueue& q = queues()[{x.b, x.w->index, lane}];
+    q.groups.push_back(std::move(q.open));
+    q.open.clear();
+  EMU_END_LANES
+}
+// wait_group N: all but the newest N committed groups complete. wait_all: everything.
+void h_cp_wait(Exec& x, const Inst& in, uint32_t m) {
+  EMU_FOR_LANES(m)
+    auto it = queues().find({x.b, x.w->index, lane});
+    if (it == queues().end()) continue;
+    CopyQueue& q = it->second;
+    if (in.aux == 1) {
+      q.groups.push_back(std::move(q.open));
+      q.open.clear();
+    }
+    const size_t keep = in.aux == 1 ? 0 : size_t(x.val(in.o[0], lane));
+    while (q.groups.size() > keep) {
+      for (const PendingCopy& c : q.groups.front()) complete(x, c, lane);
+      q.groups.pop_front();
+    }
+    if (q.groups.empty() && q.open.empty()) queues().erase(it);
+  EMU_END_LANES
+}
+
+template <class T>
+Handler atom_handler(Type t) {
+  (void)t;
+  return h_atom<T>;
+}
+
+}  // namespace
+
+bool decode_mem(DecodeCtx& d, const PInstr& p, Inst& in) {
+  const std::string& op = p.opcode;
+  const Type t = d.last_type(p);
+  bool explicit_space;
+  in.space = space_from(d, p, &explicit_space);
+  if (op == "ld" || op == "ldu" || op == "st") {
+    const bool load = op != "st";
+    for (const std::string& s : p.mods)
+      if (s == "v2" || s == "v4" || s == "v8") in.vec = uint8_t(s[1] - '0');
+    in.type = t;
+    in.aux = uint32_t(type_bytes(t));
+    if (!in.aux) d.fail(p, "unknown type");
+    if (p.ops.size() != 2) d.fail(p, "expected two operands");
+    if (load) {
+      in.o[0] = d.op(p.ops[0], t);
+      in.o[1] = d.addr(p.ops[1], in.space);
+    } else {
+      in.o[0] = d.addr(p.ops[0], in.space);
+      in.o[1] = d.op(p.ops[1], t);
+    }
+    if (in.space == Space::konst) in.space = Space::global;  // constants live in host memory
+    in.fn = load ? h_ld : h_st;
+    if (load && in.space == Space::global && in.vec == 1 && in.aux == 4 && in.o[0].kind == OK::reg)
+      in.fn = h_ld_global_b32;
+    return true;
+  }
+  if (op == "atom" || op == "red") {
+    static const char* ops_names[] = {"add", "min", "max", "inc", "dec", "cas", "exch", "and", "or", "xor"};
+    bool found = false;
+    for (uint32_t i = 0; i < 10; ++i)
+      if (d.has(p, ops_names[i])) { in.aux = i; found = true; }
+    if (!found) d.fail(p, "unknown atomic operation");
+    size_t i = 0;
+    if (op == "atom") in.o[0] = d.op(p.ops.at(i++), t);
+    else in.o[0].kind = OK::sink;
+    in.o[1] = d.addr(p.ops.at(i++), in.space);
+    in.o[2] = d.op(p.ops.at(i++), t);
+    if (in.aux == a_cas) in.o[3] = d.op(p.ops.at(i++), t);
+    if (in.space == Space::konst) d.fail(p, "atomic on constant memory");
+    switch (t) {
+      case Type::u32: case Type::b32: in.fn = h_atom<uint32_t>; break;
+      case Type::s32: in.fn = h_atom<int32_t>; break;
+      case Type::u64: case Type::b64: in.fn = h_atom<uint64_t>; break;
+      case Type::s64: in.fn = h_atom<int64_t>; break;
+      case Type::f32: in.fn = h_atom<float>; break;
+      case Type::f64: in.fn = h_atom<double>; break;
+      case Type::f16: in.fn = h_atom_half<false, false>; break;
+      case Type::f16x2: in.fn = h_atom_half<false, true>; break;
+      case Type::bf16: in.fn = h_atom_half<true, false>; break;
+      case Type::bf16x2: in.fn = h_atom_half<true, true>; break;
+      default: d.fail(p, "atomic type");
+    }
+    return true;
+  }
+  if (op == "cvta") {
+    if (p.ops.size() != 2) d.fail(p, "expected two operands");
+    in.o[0] = d.op(p.ops[0]);
+    in.o[1] = d.op(p.ops[1]);
+    in.fn = d.has(p, "to") ? h_cvta_from_generic : h_cvta_to_generic;
+    if (in.space == Space::konst || in.space == Space::param) in.space = Space::global;
+    return true;
+  }
+  if (op == "isspacep") {
+    in.o[0] = d.op(p.ops.at(0));
+    in.o[1] = d.op(p.ops.at(1));
+    in.fn = h_isspacep;
+    return true;
+  }
+  if (op == "cp" && d.has(p, "async")) {
+    if (d.has(p, "commit_group")) { in.fn = h_cp_commit; return true; }
+    if (d.has(p, "wait_group")) { in.o[0] = d.op(p.ops.at(0)); in.fn = h_cp_wait; return true; }
+    if (d.has(p, "wait_all")) { in.aux = 1; in.fn = h_cp_wait; return true; }
+    if (d.has(p, "bulk") || d.has(p, "mbarrier")) return false;
+    Space sd = Space::shared, ss = Space::global;
+    in.o[0] = d.addr(p.ops.at(0), sd);
+    in.o[1] = d.addr(p.ops.at(1), ss);
+    in.o[2] = d.op(p.ops.at(2));
+    if (p.ops.size() >= 4 && p.ops[3].kind != PTok::reg) in.o[3] = d.op(p.ops[3]);
+    else if (p.ops.size() >= 4 && d.reg_types.count(p.ops[3].text) && d.reg_types[p.ops[3].text] != Type::b64)
+      in.o[3] = d.op(p.ops[3]);
+    in.fn = h_cp_async;
+    return true;
+  }
+  return false;
+}
+
+}  // namespace emu

@@ -1,0 +1,84 @@
+// What instruction families share: lane loops, typed views of register bits, modifier flags, and
+// the decoder's interface to each family (decode_<family> in exec/<family>.cpp).
+#pragma once
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "emu.h"
+#include "exec/machine.h"
+
+namespace emu {
+
+#define EMU_FOR_LANES(mask) \
+  for (uint32_t lanes_left_ = (mask); lanes_left_; lanes_left_ &= lanes_left_ - 1) { \
+    const int lane = __builtin_ctz(lanes_left_);
+#define EMU_END_LANES }
+
+// Modifier bits (Inst::flags). Rounding modes share the low bits across families.
+enum : uint32_t {
+  kRn = 1u << 0, kRz = 1u << 1, kRm = 1u << 2, kRp = 1u << 3, kRna = 1u << 4,
+  kRoundMask = 0x1F,
+  kIntRound = 1u << 5,   // rni/rzi/rmi/rpi (the rounding bits say which)
+  kFtz = 1u << 6, kSat = 1u << 7, kApprox = 1u << 8, kFull = 1u << 9,
+  kHi = 1u << 10, kLo = 1u << 11, kWide = 1u << 12, kCc = 1u << 13,
+  kSatFinite = 1u << 14, kRelu = 1u << 15, kNaN = 1u << 16, kXorSign = 1u << 17,
+  kAbs = 1u << 18, kShiftAmt = 1u << 19, kVolatile = 1u << 20, kTrans = 1u << 21,
+};
+
+// Typed views of raw register bits.
+inline float f32_of(uint64_t b) { uint32_t u = uint32_t(b); float f; std::memcpy(&f, &u, 4); return f; }
+inline double f64_of(uint64_t b) { double d; std::memcpy(&d, &b, 8); return d; }
+inline uint64_t bits_of(float f) { uint32_t u; std::memcpy(&u, &f, 4); return u; }
+inline uint64_t bits_of(double d) { uint64_t u; std::memcpy(&u, &d, 8); return u; }
+
+// Sign- or zero-extends the low `bytes` bytes of v (the value of a register of type t).
+inline uint64_t extend(uint64_t v, Type t) {
+  switch (t) {
+    case Type::s8: return uint64_t(int64_t(int8_t(v)));
+    case Type::s16: return uint64_t(int64_t(int16_t(v)));
+    case Type::s32: return uint64_t(int64_t(int32_t(v)));
+    case Type::u8: case Type::b8: return v & 0xFF;
+    case Type::u16: case Type::b16: case Type::f16: case Type::bf16: return v & 0xFFFF;
+    case Type::u32: case Type::b32: case Type::f32: case Type::f16x2: case Type::bf16x2:
+    case Type::tf32: return v & 0xFFFFFFFFu;
+    default: return v;
+  }
+}
+
+inline uint64_t width_mask(int bytes) { return bytes >= 8 ? ~0ull : ((1ull << (8 * bytes)) - 1); }
+
+struct DecodeCtx;
+// Each family returns true when it recognized (and decoded) the instruction.
+bool decode_alu(DecodeCtx& d, const PInstr& p, Inst& in);
+bool decode_float(DecodeCtx& d, const PInstr& p, Inst& in);
+bool decode_cvt(DecodeCtx& d, const PInstr& p, Inst& in);
+bool decode_mem(DecodeCtx& d, const PInstr& p, Inst& in);
+bool decode_warp(DecodeCtx& d, const PInstr& p, Inst& in);
+bool decode_tensor(DecodeCtx& d, const PInstr& p, Inst& in);
+bool decode_control(DecodeCtx& d, const PInstr& p, Inst& in);
+
+// The decoder's services to the families.
+struct DecodeCtx {
+  Kernel& k;
+  Module& m;
+  const PFunc& f;
+  std::vector<std::map<std::string, uint32_t>> scopes;  // register names, innermost last
+  std::map<std::string, uint32_t> labels;
+  std::map<std::string, uint32_t> local_vars;   // .local name -> offset within a thread's window
+  std::map<std::string, uint32_t> shared_vars;  // function-scope .shared -> offset
+  std::map<std::string, Type> reg_types;
+
+  Operand op(const PTok& t, Type hint = Type::none);      // a source or destination
+  Operand addr(const PTok& t, Space& space);              // "[base+off]" (space may be refined)
+  uint64_t symbol(const std::string& name, Space* space, bool* found);
+  int32_t reg_index(const std::string& name);             // -1 if unknown
+  [[noreturn]] void fail(const PInstr& p, const std::string& why) const;
+  bool has(const PInstr& p, const char* mod) const;
+  Type last_type(const PInstr& p) const;                   // the last modifier that is a type
+  uint32_t rounding(const PInstr& p) const;                // kRn.. | kIntRound
+};
+
+}  // namespace emu

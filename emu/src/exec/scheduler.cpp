@@ -1,0 +1,544 @@
+// Launches onto emulated SMs, blocks onto warps, warps onto instructions.
+//
+// Independent thread scheduling: each lane has its own pc. A warp runs the group of ready lanes
+// that share the lowest pc; lanes that reach the pc where others wait merge with them, which is
+// where a divergent branch reconverges. Collectives (shfl, vote, bar.warp.sync, mma, ...) park
+// their lanes until every lane of the member mask has arrived at the same instruction.
+// Barriers park lanes until the barrier's thread count has arrived.
+//
+// Blocks are dispatched in order onto a resident set as large as the occupancy calculator says
+// the device holds, and the resident blocks take turns, so a block that spins on a flag another
+// resident block sets (decoupled look-back, a grid barrier) makes progress.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <random>
+
+#include "exec/ops.h"
+
+namespace emu {
+
+namespace {
+
+uint64_t g_clock = 0;  // warp-instructions executed by the device: %clock64
+
+constexpr int kErrIllegalAddress = 700;
+constexpr int kErrMisaligned = 716;
+constexpr int kErrIllegalInstruction = 715;
+constexpr int kErrLaunchFailure = 719;
+constexpr int kErrAssert = 710;
+
+std::string where(const Exec& x, int lane) {
+  const Block& b = *x.b;
+  char buf[256];
+  uint32_t t = x.w->index * 32 + uint32_t(std::max(lane, 0));
+  const Dim3& bd = x.l->block;
+  std::snprintf(buf, sizeof buf, "block (%u,%u,%u) thread (%u,%u,%u)", b.id.x, b.id.y, b.id.z,
+                t % bd.x, (t / bd.x) % bd.y, t / (bd.x * bd.y));
+  return buf;
+}
+
+std::string source_of(const Kernel& k, uint32_t pc) {
+  if (pc >= k.code.size()) return "?";
+  const Inst& in = k.code[pc];
+  if (in.src < 0) return "?";
+  const SourceRef& s = k.source[size_t(in.src)];
+  std::string out = "'" + s.text + "'";
+  if (s.line > 0) {
+    auto it = k.module->parsed.files.find(s.file);
+    std::string file = it != k.module->parsed.files.end() ? it->second : "?";
+    auto slash = file.rfind('/');
+    if (slash != std::string::npos) file = file.substr(slash + 1);
+    out += " at " + file + ":" + std::to_string(s.line);
+  }
+  return out;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Exec services
+
+uint64_t Exec::sreg(uint32_t id, int lane) const {
+  const uint32_t t = w->index * 32 + uint32_t(lane);
+  const Dim3& bd = l->block;
+  switch (id) {
+    case sr_tid_x: return t % bd.x;
+    case sr_tid_y: return (t / bd.x) % bd.y;
+    case sr_tid_z: return t / (bd.x * bd.y);
+    case sr_ntid_x: return bd.x;
+    case sr_ntid_y: return bd.y;
+    case sr_ntid_z: return bd.z;
+    case sr_ctaid_x: return b->id.x;
+    case sr_ctaid_y: return b->id.y;
+    case sr_ctaid_z: return b->id.z;
+    case sr_nctaid_x: return l->grid.x;
+    case sr_nctaid_y: return l->grid.y;
+    case sr_nctaid_z: return l->grid.z;
+    case sr_laneid: return uint32_t(lane);
+    case sr_warpid: return w->index;
+    case sr_nwarpid: return (uint32_t(device_config().max_threads_per_sm) + 31) / 32;
+    case sr_smid: return b->sm;
+    case sr_nsmid: return uint32_t(device_config().sms);
+    case sr_lanemask_eq: return 1u << lane;
+    case sr_lanemask_le: return uint32_t((2ull << lane) - 1);
+    case sr_lanemask_lt: return (1u << lane) - 1;
+    case sr_lanemask_ge: return ~((1u << lane) - 1);
+    case sr_lanemask_gt: return uint32_t(~((2ull << lane) - 1));
+    case sr_clock: return uint32_t(g_clock);
+    case sr_clock64: return g_clock;
+    case sr_globaltimer:
+      return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                          std::chrono::steady_clock::now().time_since_epoch()).count());
+    case sr_gridid: return l->gridid;
+    case sr_dynamic_smem_size: return l->dyn_smem;
+    case sr_total_smem_size: return l->smem_bytes;
+    default:
+      if (id >= sr_envreg0 && id < sr_envreg0 + 32) return uint32_t(l->envreg[id - sr_envreg0]);
+      return 0;
+  }
+}
+
+uint64_t Exec::val_slow(const Operand& o, int lane) const {
+  if (o.kind == OK::sreg) return sreg(o.reg, lane);
+  fail("an operand of this kind cannot be read here", lane);
+}
+
+void Exec::bad_dest(const Operand&) const { fail("destination is not a register"); }
+
+void Exec::fail(const std::string& what, int lane) const {
+  throw Fault{kErrIllegalInstruction,
+              "kernel " + k->name + ", " + where(*this, lane) + ", " + source_of(*k, pc) + ": " + what};
+}
+
+void Exec::fault(int error, const std::string& what, uint64_t a, int lane) const {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(a));
+  throw Fault{error,
+              "kernel " + k->name + ", " + where(*this, lane) + ", " + source_of(*k, pc) + ": " +
+                  what + " at address " + buf,
+              a, lane};
+}
+
+uint8_t* Exec::addr(Space space, uint64_t a, uint32_t size, int lane, bool write) {
+  if (size > 1 && (a & (size - 1)))
+    fault(kErrMisaligned, "misaligned " + std::to_string(size) + "-byte " + (write ? "store" : "load"), a, lane);
+  if (space == Space::generic) {
+    if (a - kSharedWindow < kWindowSize) { space = Space::shared; a -= kSharedWindow; }
+    else if (a - kLocalWindow < kWindowSize) { space = Space::local; a -= kLocalWindow; }
+    else space = Space::global;
+  }
+  switch (space) {
+    case Space::global:
+    case Space::konst: {
+      const Allocation* al = memory().find(a, size);
+      if (!al)
+        fault(kErrIllegalAddress,
+              std::string("out-of-bounds global ") + (write ? "store" : "load") + " of " +
+                  std::to_string(size) + " bytes (" + memory().describe(a) + ")",
+              a, lane);
+      if (write && !al->writable) fault(kErrIllegalAddress, "store to read-only " + al->what, a, lane);
+      return reinterpret_cast<uint8_t*>(a);
+    }
+    case Space::shared:
+      if (a + size > b->shared.size())
+        fault(kErrIllegalAddress,
+              "shared memory access outside the block's " + std::to_string(b->shared.size()) +
+                  " bytes",
+              a, lane);
+      return b->shared.data() + a;
+    case Space::local: {
+      const uint32_t lb = k->local_bytes;
+      if (a + size > lb)
+        fault(kErrIllegalAddress, "local memory access outside the thread's " + std::to_string(lb) + " bytes", a, lane);
+      return w->local + size_t(lane) * lb + a;
+    }
+    case Space::param:
+      if (write) fault(kErrIllegalAddress, "store to kernel parameters", a, lane);
+      if (a + size > l->params.size()) fault(kErrIllegalAddress, "read past the kernel parameters", a, lane);
+      return l->params.data() + a;
+    default:
+      fail("unknown state space", lane);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Warps
+
+namespace {
+
+struct Sched {
+  Launch& l;
+  Kernel& k;
+  std::mt19937_64 rng;
+  bool random;
+};
+
+// Releases the lanes waiting at barrier `id` of block b (all its warps).
+void release_barrier(Block& b, int id, const Kernel& k) {
+  Barrier& bar = b.bars[id];
+  for (Warp& w : b.warps) {
+    if (!w.parked) continue;
+    for (uint32_t m = w.parked; m; m &= m - 1) {
+      int lane = __builtin_ctz(m);
+      if (w.park_bar[lane] != id) continue;
+      const uint32_t pc = w.park_pc[lane];
+      const Inst& in = k.code[pc];
+      if (in.aux == 2) {  // bar.red: every participant receives the reduction
+        uint64_t v = in.flags == 1 ? bar.red_popc : in.flags == 2 ? bar.red_and : bar.red_or;
+        w.r[in.o[0].reg * 32 + lane] = v;
+      }
+      w.pc[lane] = pc + 1;
+      w.parked &= ~(1u << lane);
+    }
+  }
+  bar = Barrier{};
+}
+
+// Runs up to `budget` warp-instructions of warp w. Returns how many ran.
+uint64_t run_warp(Sched& s, Block& b, Warp& w, uint64_t budget) {
+  Exec x;
+  x.w = &w;
+  x.b = &b;
+  x.l = &s.l;
+  x.k = &s.k;
+  const Inst* code = s.k.code.data();
+  uint64_t executed = 0;
+
+  for (;;) {
+    uint32_t ready = w.ready();
+    if (!ready || executed >= budget) return executed;
+    // The group: ready lanes at the lowest pc.
+    uint32_t pc = ~0u;
+    for (uint32_t m = ready; m; m &= m - 1) pc = std::min(pc, w.pc[__builtin_ctz(m)]);
+    uint32_t mask = 0;
+    for (uint32_t m = ready; m; m &= m - 1) {
+      int lane = __builtin_ctz(m);
+      if (w.pc[lane] == pc) mask |= 1u << lane;
+    }
+    uint32_t others = ready & ~mask;
+    uint32_t others_min = ~0u;
+    for (uint32_t m = others; m; m &= m - 1) others_min = std::min(others_min, w.pc[__builtin_ctz(m)]);
+
+    // Run the group until it diverges, blocks, meets other lanes or the budget ends.
+    bool regroup = false;
+    while (!regroup && executed < budget) {
+      if (others) {
+        if (pc == others_min) {  // reconverge
+          for (uint32_t m = others; m; m &= m - 1) {
+            int lane = __builtin_ctz(m);
+            if (w.pc[lane] == pc) mask |= 1u << lane;
+          }
+          others = ready & ~mask;
+          others_min = ~0u;
+          for (uint32_t m = others; m; m &= m - 1) others_min = std::min(others_min, w.pc[__builtin_ctz(m)]);
+        } else if (pc > others_min) {
+          break;  // lower lanes first
+        }
+      }
+      const Inst& in = code[pc];
+      x.pc = pc;
+      ++executed;
+      ++g_clock;
+      uint32_t active = mask;
+      if (in.guard >= 0) {
+        active = 0;
+        const uint64_t* pr = w.r + size_t(in.guard) * 32;
+        for (uint32_t m = mask; m; m &= m - 1) {
+          int lane = __builtin_ctz(m);
+          if (bool(pr[lane] & 1) != in.guard_neg) active |= 1u << lane;
+        }
+      }
+      switch (in.ctl) {
+        case Ctl::normal:
+          if (active) in.fn(x, in, active);
+          ++pc;
+          break;
+        case Ctl::bra:
+          if (active == mask) {
+            pc = in.target;
+          } else if (active) {
+            for (uint32_t m = mask; m; m &= m - 1) {
+              int lane = __builtin_ctz(m);
+              w.pc[lane] = (active >> lane) & 1 ? in.target : pc + 1;
+            }
+            regroup = true;
+            continue;
+          } else {
+            ++pc;
+          }
+          break;
+        case Ctl::exit: {
+          if (active) {
+            w.exited |= active;
+            b.exited_threads += uint32_t(__builtin_popcount(active));
+          }
+          const uint32_t rest = mask & ~active;
+          for (uint32_t m = rest; m; m &= m - 1) w.pc[__builtin_ctz(m)] = pc + 1;
+          regroup = true;
+          continue;
+        }
+        case Ctl::trap:
+          if (active) {
+            x.pc = pc;
+            throw Fault{in.aux == 1 ? kErrAssert : kErrIllegalInstruction,
+                        "kernel " + s.k.name + ", " + where(x, __builtin_ctz(active)) + ", " +
+                            source_of(s.k, pc) + ": " +
+                            (in.aux == 1 ? "device-side assertion failed" : "trap")};
+          }
+          ++pc;
+          break;
+        case Ctl::call:
+          if (active) {
+            for (uint32_t m = mask; m; m &= m - 1) {
+              int lane = __builtin_ctz(m);
+              if ((active >> lane) & 1) {
+                w.ret_stack[lane].push_back(pc + 1);
+                w.pc[lane] = in.target;
+              } else {
+                w.pc[lane] = pc + 1;
+              }
+            }
+            regroup = true;
+            continue;
+          }
+          ++pc;
+          break;
+        case Ctl::ret:
+          if (active) {
+            for (uint32_t m = mask; m; m &= m - 1) {
+              int lane = __builtin_ctz(m);
+              if ((active >> lane) & 1) {
+                if (w.ret_stack[lane].empty()) {  // ret from the kernel itself
+                  w.exited |= 1u << lane;
+                  ++b.exited_threads;
+                } else {
+                  w.pc[lane] = w.ret_stack[lane].back();
+                  w.ret_stack[lane].pop_back();
+                }
+              } else {
+                w.pc[lane] = pc + 1;
+              }
+            }
+            regroup = true;
+            continue;
+          }
+          ++pc;
+          break;
+        case Ctl::bar: {
+          const uint32_t rest = mask & ~active;
+          for (uint32_t m = rest; m; m &= m - 1) w.pc[__builtin_ctz(m)] = pc + 1;
+          if (!active) { regroup = true; continue; }
+          const int lane0 = __builtin_ctz(active);
+          const uint64_t id = x.val(in.o[1], lane0);
+          if (id >= 16) x.fail("barrier id " + std::to_string(id) + " out of range", lane0);
+          uint32_t count = b.launch->threads_per_block;
+          if (in.o[2].kind != OK::none) count = uint32_t(x.val(in.o[2], lane0));
+          for (uint32_t m = active; m; m &= m - 1) {
+            int lane = __builtin_ctz(m);
+            if (x.val(in.o[1], lane) != id) x.fail("threads of one warp name different barriers", lane);
+          }
+          Barrier& bar = b.bars[id];
+          if (bar.arrived == 0) bar.expected = count;
+          else if (bar.expected != count)
+            x.fail("barrier " + std::to_string(id) + " reached with thread count " +
+                       std::to_string(count) + " while " + std::to_string(bar.expected) + " expected",
+                   lane0);
+          bar.arrived += uint32_t(__builtin_popcount(active));
+          if (in.aux == 2) {
+            for (uint32_t m = active; m; m &= m - 1) {
+              int lane = __builtin_ctz(m);
+              bool p = x.pred(in.o[3], lane);
+              bar.red_popc += p;
+              bar.red_and = bar.red_and && p;
+              bar.red_or = bar.red_or || p;
+            }
+          }
+          if (in.aux == 1) {  // bar.arrive: counts, does not wait
+            for (uint32_t m = active; m; m &= m - 1) w.pc[__builtin_ctz(m)] = pc + 1;
+          } else {
+            for (uint32_t m = active; m; m &= m - 1) {
+              int lane = __builtin_ctz(m);
+              w.park_pc[lane] = pc;
+              w.park_bar[lane] = int8_t(id);
+            }
+            w.parked |= active;
+          }
+          if (bar.arrived > bar.expected)
+            x.fail("barrier " + std::to_string(id) + ": more threads arrived (" +
+                       std::to_string(bar.arrived) + ") than its count " + std::to_string(bar.expected),
+                   lane0);
+          if (bar.arrived == bar.expected) release_barrier(b, int(id), s.k);
+          regroup = true;
+          continue;
+        }
+        case Ctl::warpsync:
+        case Ctl::collective: {
+          const uint32_t rest = mask & ~active;
+          if (!active) { ++pc; break; }
+          const int lane0 = __builtin_ctz(active);
+          const uint32_t member = in.member_op == 0xFF ? active
+                                : in.member_op == 0xFE ? w.valid  // .aligned: the whole warp
+                                                       : uint32_t(x.val(in.o[in.member_op], lane0));
+          for (uint32_t m = active; m; m &= m - 1) {
+            int lane = __builtin_ctz(m);
+            if (in.member_op < 0xFE && uint32_t(x.val(in.o[in.member_op], lane)) != member)
+              x.fail("lanes of one collective give different member masks", lane);
+          }
+          if (active & ~member)
+            x.fail("a thread executes a collective whose member mask does not include it", __builtin_ctz(active & ~member));
+          if (member & ~w.valid)
+            x.fail("member mask names lanes that do not exist in this warp (partial warp)", lane0);
+          if (member & w.exited)
+            x.fail("member mask names lanes that have exited", __builtin_ctz(member & w.exited));
+          uint32_t waiting = 0;
+          for (uint32_t m = w.parked & member; m; m &= m - 1) {
+            int lane = __builtin_ctz(m);
+            if (w.park_bar[lane] == -1 && w.park_pc[lane] == pc) waiting |= 1u << lane;
+          }
+          const uint32_t have = active | waiting;
+          if ((member & ~have) == 0) {
+            if (in.fn) in.fn(x, in, have);
+            w.parked &= ~waiting;
+            for (uint32_t m = rest; m; m &= m - 1) w.pc[__builtin_ctz(m)] = pc + 1;
+            mask |= waiting;
+            ready |= waiting;
+            ++pc;
+            if (rest) {
+              for (uint32_t m = mask; m; m &= m - 1) w.pc[__builtin_ctz(m)] = pc;
+              regroup = true;
+              continue;
+            }
+          } else {
+            for (uint32_t m = active; m; m &= m - 1) {
+              int lane = __builtin_ctz(m);
+              w.park_pc[lane] = pc;
+              w.park_bar[lane] = -1;
+            }
+            w.parked |= active;
+            for (uint32_t m = rest; m; m &= m - 1) w.pc[__builtin_ctz(m)] = pc + 1;
+            regroup = true;
+            continue;
+          }
+          break;
+        }
+      }
+    }
+    if (!regroup) {
+      for (uint32_t m = mask; m; m &= m - 1) w.pc[__builtin_ctz(m)] = pc;
+    }
+  }
+}
+
+// Why a block with no ready lane cannot go on.
+[[noreturn]] void deadlock(Sched& s, Block& b) {
+  Exec x;
+  x.b = &b;
+  x.l = &s.l;
+  x.k = &s.k;
+  std::string why;
+  for (Warp& w : b.warps) {
+    if (!w.parked) continue;
+    x.w = &w;
+    int lane = __builtin_ctz(w.parked);
+    x.pc = w.park_pc[lane];
+    if (w.park_bar[lane] >= 0) {
+      const Barrier& bar = b.bars[w.park_bar[lane]];
+      why = "barrier " + std::to_string(w.park_bar[lane]) + " waits for " +
+            std::to_string(bar.expected) + " threads but only " + std::to_string(bar.arrived) +
+            " can arrive (" + std::to_string(b.exited_threads) +
+            " threads of the block have exited): not every thread reaches the barrier";
+    } else {
+      why = "a collective waits for lanes of its member mask that never arrive";
+    }
+    throw Fault{kErrLaunchFailure, "kernel " + s.k.name + ", " + where(x, lane) + ", " +
+                                       source_of(s.k, x.pc) + ": deadlock: " + why};
+  }
+  throw Fault{kErrLaunchFailure, "kernel " + s.k.name + ": deadlock"};
+}
+
+void init_block(Sched& s, Block& b, uint32_t linear) {
+  Launch& l = s.l;
+  b.launch = &l;
+  b.linear = linear;
+  b.id.x = linear % l.grid.x;
+  b.id.y = (linear / l.grid.x) % l.grid.y;
+  b.id.z = linear / (l.grid.x * l.grid.y);
+  b.nthreads = l.threads_per_block;
+  b.done = false;
+  b.exited_threads = 0;
+  for (auto& bar : b.bars) bar = Barrier{};
+  const uint32_t nw = l.warps_per_block;
+  b.regs.assign(size_t(s.k.nregs) * 32 * nw, 0);
+  b.shared.assign(l.smem_bytes, 0);
+  b.local.assign(size_t(s.k.local_bytes) * 32 * nw, 0);
+  b.warps.resize(nw);
+  for (uint32_t i = 0; i < nw; ++i) {
+    Warp& w = b.warps[i];
+    w = Warp{};
+    w.block = &b;
+    w.index = i;
+    w.r = b.regs.data() + size_t(s.k.nregs) * 32 * i;
+    w.local = b.local.data() + size_t(s.k.local_bytes) * 32 * i;
+    const uint32_t first = i * 32;
+    const uint32_t n = std::min<uint32_t>(32, b.nthreads - first);
+    w.valid = n == 32 ? 0xFFFFFFFFu : ((1u << n) - 1);
+  }
+}
+
+}  // namespace
+
+uint32_t resident_blocks_per_sm(const Launch& l);
+
+void run_launch(Launch& l) {
+  Kernel& k = *l.kernel;
+  Sched s{l, k, std::mt19937_64(device_config().schedule_seed), device_config().random_schedule};
+  const uint64_t nblocks = l.grid.count();
+  const uint32_t per_sm = std::max<uint32_t>(1, resident_blocks_per_sm(l));
+  const uint64_t resident = std::min<uint64_t>(nblocks, uint64_t(per_sm) * device_config().sms);
+  std::vector<Block> blocks(resident);
+  std::vector<int64_t> slot_block(resident, -1);
+  uint64_t next = 0, finished = 0;
+  std::vector<uint32_t> sm_load(device_config().sms, 0);
+  for (uint64_t i = 0; i < resident; ++i) {
+    init_block(s, blocks[i], uint32_t(next));
+    blocks[i].sm = uint32_t(i % device_config().sms);
+    slot_block[i] = int64_t(next++);
+  }
+  // A warp runs a slice of instructions before the next warp's turn.
+  const uint64_t slice = 512;
+  std::vector<uint32_t> order;
+  while (finished < nblocks) {
+    for (uint64_t i = 0; i < resident; ++i) {
+      if (slot_block[i] < 0) continue;
+      Block& b = blocks[i];
+      bool progress = false;
+      bool all_done = true;
+      order.resize(b.warps.size());
+      for (uint32_t j = 0; j < order.size(); ++j) order[j] = j;
+      if (s.random) std::shuffle(order.begin(), order.end(), s.rng);
+      for (uint32_t j : order) {
+        Warp& w = b.warps[j];
+        if (w.done()) continue;
+        uint64_t budget = s.random ? 1 + s.rng() % (2 * slice) : slice;
+        if (run_warp(s, b, w, budget)) progress = true;
+        if (!w.done()) all_done = false;
+      }
+      if (all_done) {
+        ++finished;
+        if (next < nblocks) {
+          const uint32_t sm = b.sm;
+          init_block(s, b, uint32_t(next));
+          b.sm = sm;
+          slot_block[i] = int64_t(next++);
+        } else {
+          slot_block[i] = -1;
+        }
+      } else if (!progress) {
+        deadlock(s, b);
+      }
+    }
+  }
+}
+
+}  // namespace emu

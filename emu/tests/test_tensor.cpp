@@ -1,0 +1,1018 @@
+// Tests of emu::tensor (ldmatrix, mma.sync, wmma) against the PTX ISA's fragment layouts.
+//
+// The layouts below are transcribed independently from the ISA's "Matrix Fragments for
+// mma.m16n8k8" and "... mma.m16n8k16 with floating point type" sections (element index i of a_i,
+// b_i, c_i, in the ISA's own form) and from the ldmatrix section; they do not use the
+// implementation's layout code. Each mma test puts random matrices into lane registers with these
+// formulas, runs the emulator, gathers D the same way and compares it with a plain double matmul.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <random>
+#include <set>
+#include <vector>
+
+#include "../src/exec/tensor.h"
+
+namespace T = emu::tensor;
+using T::ElemType;
+using T::MmaShape;
+using T::WarpFrag;
+
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// Independent scalar helpers.
+
+uint32_t f32_bits(float f) {
+  uint32_t b;
+  std::memcpy(&b, &f, 4);
+  return b;
+}
+float bits_f32(uint32_t b) {
+  float f;
+  std::memcpy(&f, &b, 4);
+  return f;
+}
+// IEEE binary16: sign, 5-bit exponent (bias 15), 10-bit fraction.
+double ref_f16(uint16_t h) {
+  int s = h >> 15, e = (h >> 10) & 31, f = h & 1023;
+  double mag = e == 0 ? f * std::pow(2.0, -24) : (1.0 + f / 1024.0) * std::pow(2.0, e - 15);
+  return s ? -mag : mag;
+}
+// bfloat16: the upper half of an f32.
+double ref_bf16(uint16_t h) {
+  return bits_f32(static_cast<uint32_t>(h) << 16);
+}
+
+// Random elements. Values are kept in a moderate range so that sums stay far from overflow.
+uint16_t rand_f16(std::mt19937& rng, bool small_int) {
+  if (small_int) {  // integers -4..4 (exact in every type, exact products and sums)
+    int v = static_cast<int>(rng() % 9) - 4;
+    static const uint16_t tab[9] = {0xc400, 0xc200, 0xc000, 0xbc00, 0x0000,
+                                    0x3c00, 0x4000, 0x4200, 0x4400};
+    return tab[v + 4];
+  }
+  uint16_t sign = (rng() & 1) << 15;
+  uint16_t exp = 12 + rng() % 6;  // 2^-3 .. 2^2
+  uint16_t frac = rng() & 1023;
+  return sign | (exp << 10) | frac;
+}
+uint16_t rand_bf16(std::mt19937& rng, bool small_int) {
+  if (small_int) return static_cast<uint16_t>(f32_bits(static_cast<float>(rng() % 9) - 4.f) >> 16);
+  uint16_t sign = (rng() & 1) << 15;
+  uint16_t exp = 124 + rng() % 6;
+  uint16_t frac = rng() & 127;
+  return sign | (exp << 7) | frac;
+}
+uint32_t rand_tf32(std::mt19937& rng, bool small_int) {
+  if (small_int) return f32_bits(static_cast<float>(rng() % 9) - 4.f);
+  uint32_t sign = (rng() & 1u) << 31;
+  uint32_t exp = 124 + rng() % 6;
+  uint32_t frac = (rng() & 1023u) << 13;  // a proper tf32: low 13 bits zero
+  return sign | (exp << 23) | frac;
+}
+uint32_t rand_f32(std::mt19937& rng, bool small_int) {
+  if (small_int) return f32_bits(static_cast<float>(rng() % 9) - 4.f);
+  std::uniform_real_distribution<float> u(-4.f, 4.f);
+  return f32_bits(u(rng));
+}
+
+// ---------------------------------------------------------------------------------------------
+// The ISA's fragment layouts, element index i as in a_i / b_i / c_i.
+
+struct RC {
+  int row, col;
+};
+int groupID(int lane) {
+  return lane >> 2;
+}
+int threadID_in_group(int lane) {
+  return lane % 4;
+}
+
+// mma.m16n8k16 A, .f16/.bf16 (a0..a7):
+//   row = groupID for ai where 0 <= i < 2 || 4 <= i < 6; groupID + 8 otherwise
+//   col = (threadID_in_group * 2) + (i & 0x1) for i < 4; ... + 8 for i >= 4
+RC isa_m16n8k16_a(int lane, int i) {
+  int row = ((0 <= i && i < 2) || (4 <= i && i < 6)) ? groupID(lane) : groupID(lane) + 8;
+  int col =
+      i < 4 ? threadID_in_group(lane) * 2 + (i & 0x1) : threadID_in_group(lane) * 2 + (i & 0x1) + 8;
+  return {row, col};
+}
+// mma.m16n8k16 B, .f16/.bf16 (b0..b3):
+//   row = (threadID_in_group * 2) + (i & 0x1) for i < 2; ... + 8 for i >= 2; col = groupID
+RC isa_m16n8k16_b(int lane, int i) {
+  int row =
+      i < 2 ? threadID_in_group(lane) * 2 + (i & 0x1) : threadID_in_group(lane) * 2 + (i & 0x1) + 8;
+  return {row, groupID(lane)};
+}
+// Accumulators C/D of both m16n8k8 and m16n8k16, .f32 (c0..c3 in four registers) and .f16
+// (c0..c3 in two f16x2 registers):
+//   row = groupID for ci where i < 2; groupID + 8 for i >= 2
+//   col = (threadID_in_group * 2) + (i & 0x1)
+RC isa_acc(int lane, int i) {
+  int row = i < 2 ? groupID(lane) : groupID(lane) + 8;
+  return {row, threadID_in_group(lane) * 2 + (i & 0x1)};
+}
+// mma.m16n8k8 A, .f16/.bf16 (a0..a3): row = groupID for a0, a1; groupID + 8 for a2, a3;
+//   col = threadID_in_group * 2 + (i & 0x1)
+RC isa_m16n8k8_a16(int lane, int i) {
+  int row = (i == 0 || i == 1) ? groupID(lane) : groupID(lane) + 8;
+  return {row, threadID_in_group(lane) * 2 + (i & 0x1)};
+}
+// mma.m16n8k8 A, .tf32 (a0..a3): row = groupID for a0, a2; groupID + 8 for a1, a3;
+//   col = threadID_in_group for a0, a1; threadID_in_group + 4 for a2, a3
+RC isa_m16n8k8_atf32(int lane, int i) {
+  int row = (i == 0 || i == 2) ? groupID(lane) : groupID(lane) + 8;
+  int col = (i == 0 || i == 1) ? threadID_in_group(lane) : threadID_in_group(lane) + 4;
+  return {row, col};
+}
+// mma.m16n8k8 B, .f16/.bf16 (b0, b1): row = (threadID_in_group * 2) + i; col = groupID
+RC isa_m16n8k8_b16(int lane, int i) {
+  return {threadID_in_group(lane) * 2 + i, groupID(lane)};
+}
+// mma.m16n8k8 B, .tf32 (b0, b1): row = threadID_in_group for b0, + 4 for b1; col = groupID
+RC isa_m16n8k8_btf32(int lane, int i) {
+  return {i == 0 ? threadID_in_group(lane) : threadID_in_group(lane) + 4, groupID(lane)};
+}
+
+using LayoutFn = RC (*)(int lane, int i);
+
+// A matrix of raw element bits (16-bit types in the low half) with its type.
+struct Mat {
+  int rows = 0, cols = 0;
+  ElemType type = ElemType::F32;
+  std::vector<uint32_t> bits;  // row-major
+  uint32_t& at(int r, int c) { return bits[r * cols + c]; }
+  uint32_t at(int r, int c) const { return bits[r * cols + c]; }
+  double val(int r, int c) const {
+    uint32_t b = at(r, c);
+    switch (type) {
+      case ElemType::F16:
+        return ref_f16(static_cast<uint16_t>(b));
+      case ElemType::BF16:
+        return ref_bf16(static_cast<uint16_t>(b));
+      case ElemType::TF32:
+      case ElemType::F32:
+        return bits_f32(b);
+    }
+    return 0;
+  }
+};
+
+Mat random_mat(int rows, int cols, ElemType t, std::mt19937& rng, bool small_int) {
+  Mat m;
+  m.rows = rows;
+  m.cols = cols;
+  m.type = t;
+  m.bits.resize(rows * cols);
+  for (auto& b : m.bits) {
+    switch (t) {
+      case ElemType::F16:
+        b = rand_f16(rng, small_int);
+        break;
+      case ElemType::BF16:
+        b = rand_bf16(rng, small_int);
+        break;
+      case ElemType::TF32:
+        b = rand_tf32(rng, small_int);
+        break;
+      case ElemType::F32:
+        b = rand_f32(rng, small_int);
+        break;
+    }
+  }
+  return m;
+}
+
+bool is16(ElemType t) {
+  return t == ElemType::F16 || t == ElemType::BF16;
+}
+
+// Element i of a lane's fragment: 16-bit types pack elements i and i+1 (i even) into register
+// i/2, lower index in the low half ("Elements (low to high)"); 32-bit types use register i.
+WarpFrag distribute(const Mat& m, LayoutFn layout, int elems_per_lane) {
+  WarpFrag f{};
+  std::set<std::pair<int, int>> seen;
+  for (int lane = 0; lane < 32; ++lane) {
+    for (int i = 0; i < elems_per_lane; ++i) {
+      RC rc = layout(lane, i);
+      EXPECT_TRUE(rc.row >= 0 && rc.row < m.rows && rc.col >= 0 && rc.col < m.cols);
+      EXPECT_TRUE(seen.insert({rc.row, rc.col}).second) << "test layout holds an element twice";
+      uint32_t v = m.at(rc.row, rc.col);
+      if (is16(m.type)) {
+        f[lane][i / 2] |= (v & 0xffffu) << (16 * (i % 2));
+      } else {
+        f[lane][i] = v;
+      }
+    }
+  }
+  EXPECT_EQ(static_cast<int>(seen.size()), m.rows * m.cols) << "test layout misses elements";
+  return f;
+}
+
+Mat collect(const WarpFrag& f, LayoutFn layout, int elems_per_lane, int rows, int cols,
+            ElemType t) {
+  Mat m;
+  m.rows = rows;
+  m.cols = cols;
+  m.type = t;
+  m.bits.assign(rows * cols, 0);
+  for (int lane = 0; lane < 32; ++lane) {
+    for (int i = 0; i < elems_per_lane; ++i) {
+      RC rc = layout(lane, i);
+      m.at(rc.row, rc.col) = is16(t) ? (f[lane][i / 2] >> (16 * (i % 2))) & 0xffffu : f[lane][i];
+    }
+  }
+  return m;
+}
+
+// D = C + A B in double; also the sum of |terms| for the tolerance.
+void naive(const Mat& a, const Mat& b, const Mat& c, std::vector<double>& ref,
+           std::vector<double>& mag) {
+  ref.assign(a.rows * b.cols, 0);
+  mag.assign(a.rows * b.cols, 0);
+  for (int i = 0; i < a.rows; ++i) {
+    for (int j = 0; j < b.cols; ++j) {
+      double s = c.val(i, j), m = std::fabs(s);
+      for (int k = 0; k < a.cols; ++k) {
+        s += a.val(i, k) * b.val(k, j);
+        m += std::fabs(a.val(i, k) * b.val(k, j));
+      }
+      ref[i * b.cols + j] = s;
+      mag[i * b.cols + j] = m;
+    }
+  }
+}
+
+// exact: every input a small integer, so the result is exact in every destination type.
+void expect_close(const Mat& d, const std::vector<double>& ref, const std::vector<double>& mag,
+                  bool exact, const std::string& what) {
+  int bad = 0;
+  for (int i = 0; i < d.rows; ++i) {
+    for (int j = 0; j < d.cols; ++j) {
+      double got = d.val(i, j), want = ref[i * d.cols + j];
+      double tol;
+      if (exact) {
+        tol = 0;
+      } else if (d.type == ElemType::F32) {
+        tol = std::ldexp(std::fabs(want), -24) + 1e-9 * mag[i * d.cols + j];
+      } else {  // f16: half an ulp of f16, plus the f16 subnormal spacing
+        tol = std::ldexp(std::fabs(want), -11) + std::ldexp(1.0, -25) + 1e-9 * mag[i * d.cols + j];
+      }
+      if (!(std::fabs(got - want) <= tol) && bad++ < 5) {
+        ADD_FAILURE() << what << ": D[" << i << "][" << j << "] = " << got << ", want " << want
+                      << " (tol " << tol << ")";
+      }
+    }
+  }
+  EXPECT_EQ(bad, 0) << what;
+}
+
+struct MmaCase {
+  MmaShape shape;
+  ElemType ab, c, d;
+};
+
+std::string name(const MmaCase& mc) {
+  return std::string(mc.shape == MmaShape::M16N8K16 ? "m16n8k16" : "m16n8k8") + "." +
+         T::to_string(mc.d) + "." + T::to_string(mc.ab) + "." + T::to_string(mc.ab) + "." +
+         T::to_string(mc.c);
+}
+
+void run_mma_case(const MmaCase& mc, uint32_t seed, bool small_int, bool alias_cd) {
+  std::mt19937 rng(seed);
+  const bool k16 = mc.shape == MmaShape::M16N8K16;
+  const int K = k16 ? 16 : 8;
+  LayoutFn la, lb;
+  int na, nb;  // elements per lane
+  if (k16) {
+    la = isa_m16n8k16_a, na = 8, lb = isa_m16n8k16_b, nb = 4;
+  } else if (mc.ab == ElemType::TF32) {
+    la = isa_m16n8k8_atf32, na = 4, lb = isa_m16n8k8_btf32, nb = 2;
+  } else {
+    la = isa_m16n8k8_a16, na = 4, lb = isa_m16n8k8_b16, nb = 2;
+  }
+  Mat A = random_mat(16, K, mc.ab, rng, small_int);
+  Mat B = random_mat(K, 8, mc.ab, rng, small_int);
+  Mat C = random_mat(16, 8, mc.c, rng, small_int);
+  WarpFrag fa = distribute(A, la, na), fb = distribute(B, lb, nb), fc = distribute(C, isa_acc, 4);
+
+  T::MmaDesc desc{mc.shape, mc.ab, mc.c, mc.d};
+  ASSERT_EQ(T::mma_unsupported_reason(desc), "") << name(mc);
+  // Register counts from the ISA's tables.
+  EXPECT_EQ(T::mma_regs_a(desc), is16(mc.ab) ? na / 2 : na) << name(mc);
+  EXPECT_EQ(T::mma_regs_b(desc), is16(mc.ab) ? nb / 2 : nb) << name(mc);
+  EXPECT_EQ(T::mma_regs_c(desc), mc.c == ElemType::F16 ? 2 : 4) << name(mc);
+  EXPECT_EQ(T::mma_regs_d(desc), mc.d == ElemType::F16 ? 2 : 4) << name(mc);
+
+  WarpFrag fd;
+  const int nd = T::mma_regs_d(desc);
+  if (alias_cd) {
+    ASSERT_EQ(mc.c, mc.d);
+    fd = fc;
+    T::mma_sync(desc, fa, fb, fd, fd);
+  } else {
+    for (auto& lane : fd) lane.fill(0xdeadbeefu);
+    T::mma_sync(desc, fa, fb, fc, fd);
+    for (int lane = 0; lane < 32; ++lane) {
+      for (int r = nd; r < T::kMaxFragRegs; ++r) {
+        ASSERT_EQ(fd[lane][r], 0xdeadbeefu) << name(mc) << ": register beyond D written";
+      }
+    }
+  }
+  Mat D = collect(fd, isa_acc, 4, 16, 8, mc.d);
+  std::vector<double> ref, mag;
+  naive(A, B, C, ref, mag);
+  expect_close(D, ref, mag, small_int, name(mc) + (small_int ? " (integers)" : " (random)"));
+}
+
+const MmaCase kMmaCases[] = {
+    {MmaShape::M16N8K16, ElemType::F16, ElemType::F32, ElemType::F32},
+    {MmaShape::M16N8K16, ElemType::BF16, ElemType::F32, ElemType::F32},
+    {MmaShape::M16N8K16, ElemType::F16, ElemType::F16, ElemType::F16},
+    {MmaShape::M16N8K16, ElemType::F16, ElemType::F16, ElemType::F32},
+    {MmaShape::M16N8K16, ElemType::F16, ElemType::F32, ElemType::F16},
+    {MmaShape::M16N8K8, ElemType::F16, ElemType::F32, ElemType::F32},
+    {MmaShape::M16N8K8, ElemType::F16, ElemType::F16, ElemType::F16},
+    {MmaShape::M16N8K8, ElemType::BF16, ElemType::F32, ElemType::F32},
+    {MmaShape::M16N8K8, ElemType::TF32, ElemType::F32, ElemType::F32},
+};
+
+// ---------------------------------------------------------------------------------------------
+// Memory for ldmatrix and wmma: a byte array with bounds-checked little-endian access.
+
+struct Memory {
+  std::vector<uint8_t> bytes;
+  int reads = 0;
+  std::map<uint64_t, int> writes;  // address -> count
+  explicit Memory(size_t n) : bytes(n, 0) {}
+  T::ReadFn reader() {
+    return [this](T::Addr addr, unsigned size) -> uint32_t {
+      if (size != 2 && size != 4) throw std::logic_error("bad read size");
+      if (addr % size != 0) throw std::logic_error("misaligned element read");
+      if (addr + size > bytes.size()) throw std::out_of_range("read out of bounds");
+      ++reads;
+      uint32_t v = 0;
+      for (unsigned i = 0; i < size; ++i) v |= static_cast<uint32_t>(bytes[addr + i]) << (8 * i);
+      return v;
+    };
+  }
+  T::WriteFn writer() {
+    return [this](T::Addr addr, unsigned size, uint32_t v) {
+      if (size != 2 && size != 4) throw std::logic_error("bad write size");
+      if (addr % size != 0) throw std::logic_error("misaligned element write");
+      if (addr + size > bytes.size()) throw std::out_of_range("write out of bounds");
+      ++writes[addr];
+      for (unsigned i = 0; i < size; ++i) bytes[addr + i] = static_cast<uint8_t>(v >> (8 * i));
+    };
+  }
+  void put16(uint64_t addr, uint16_t v) {
+    bytes[addr] = v & 0xff;
+    bytes[addr + 1] = v >> 8;
+  }
+  uint16_t get16(uint64_t addr) const { return bytes[addr] | (bytes[addr + 1] << 8); }
+  void put32(uint64_t addr, uint32_t v) {
+    for (int i = 0; i < 4; ++i) bytes[addr + i] = static_cast<uint8_t>(v >> (8 * i));
+  }
+  uint32_t get32(uint64_t addr) const {
+    uint32_t v = 0;
+    for (int i = 0; i < 4; ++i) v |= static_cast<uint32_t>(bytes[addr + i]) << (8 * i);
+    return v;
+  }
+};
+
+}  // namespace
+
+// =============================================================================================
+// Scalar conversions
+
+#ifdef __FLT16_MAX__
+TEST(TensorScalar, F16DecodeMatchesCompilerFloat16ForEveryPattern) {
+  for (uint32_t b = 0; b < 65536; ++b) {
+    _Float16 h;
+    uint16_t b16 = static_cast<uint16_t>(b);
+    std::memcpy(&h, &b16, 2);
+    double want = static_cast<double>(h);
+    double got = T::f16_to_double(b16);
+    if (std::isnan(want)) {
+      ASSERT_TRUE(std::isnan(got)) << std::hex << b;
+    } else {
+      ASSERT_EQ(got, want) << std::hex << b;
+      ASSERT_EQ(std::signbit(got), std::signbit(want)) << std::hex << b;
+    }
+  }
+}
+
+TEST(TensorScalar, F16EncodeRoundsOnceLikeCompilerFloat16) {
+  std::mt19937_64 rng(7);
+  std::vector<double> vals = {0.0,
+                              -0.0,
+                              1.0,
+                              65504.0,
+                              65519.999,
+                              65520.0,
+                              1e10,
+                              -1e10,
+                              std::ldexp(1.0, -24),
+                              std::ldexp(1.0, -25),
+                              std::ldexp(1.5, -25),
+                              std::ldexp(1.0, -26),
+                              std::ldexp(1023.5, -24),
+                              std::ldexp(1.0, -14),
+                              1.0 + std::ldexp(1.0, -11),
+                              1.0 + std::ldexp(3.0, -11),
+                              1.0 + std::ldexp(1.0, -11) + 1e-12,
+                              2047.5 / 1024,
+                              std::numeric_limits<double>::infinity()};
+  for (int i = 0; i < 200000; ++i) {
+    // random doubles around the f16 range, including subnormals and exact halfway points
+    int e = static_cast<int>(rng() % 50) - 30;
+    double m = 1.0 + static_cast<double>(rng() % (1ull << 52)) / std::ldexp(1.0, 52);
+    if (i % 4 == 0) m = 1.0 + (static_cast<double>(rng() % 2048) + 0.5) / 2048.0;  // ties
+    vals.push_back((rng() & 1 ? -1 : 1) * std::ldexp(m, e));
+  }
+  for (double v : vals) {
+    _Float16 h = static_cast<_Float16>(v);
+    uint16_t want;
+    std::memcpy(&want, &h, 2);
+    ASSERT_EQ(T::double_to_f16(v), want) << v;
+  }
+  EXPECT_EQ(T::double_to_f16(std::nan("")), 0x7fff);
+}
+#endif
+
+TEST(TensorScalar, Bf16AndF32) {
+  EXPECT_EQ(T::bf16_to_double(0x3f80), 1.0);
+  EXPECT_EQ(T::bf16_to_double(0xc040), -3.0);
+  EXPECT_EQ(T::bf16_to_double(0x0001), std::ldexp(1.0, -133));
+  EXPECT_EQ(T::double_to_f32_bits(1.0 + std::ldexp(1.0, -24)), 0x3f800000u);  // tie to even
+  EXPECT_EQ(T::double_to_f32_bits(1.0 + std::ldexp(3.0, -24)), 0x3f800002u);
+  EXPECT_EQ(T::double_to_f32_bits(1.0 + std::ldexp(1.0, -24) + 1e-15), 0x3f800001u);
+  EXPECT_EQ(T::double_to_f32_bits(1e300), 0x7f800000u);
+  EXPECT_EQ(T::double_to_f32_bits(std::nan("")), 0x7fffffffu);
+  EXPECT_EQ(T::f32_bits_to_double(0x40490fdbu), static_cast<double>(3.14159274101257324f));
+}
+
+// =============================================================================================
+// mma.sync
+
+TEST(TensorMma, RandomMatricesMatchNaiveMatmul) {
+  uint32_t seed = 100;
+  for (const MmaCase& mc : kMmaCases) {
+    for (int rep = 0; rep < 20; ++rep) {
+      run_mma_case(mc, seed++, /*small_int=*/false, /*alias_cd=*/false);
+    }
+  }
+}
+
+TEST(TensorMma, IntegerMatricesAreExact) {
+  uint32_t seed = 500;
+  for (const MmaCase& mc : kMmaCases) {
+    for (int rep = 0; rep < 5; ++rep) run_mma_case(mc, seed++, true, false);
+  }
+}
+
+TEST(TensorMma, DestinationMayAliasAccumulator) {
+  uint32_t seed = 900;
+  for (const MmaCase& mc : kMmaCases) {
+    if (mc.c == mc.d) run_mma_case(mc, seed++, false, true);
+  }
+}
+
+TEST(TensorMma, Tf32IgnoresLow13Bits) {
+  std::mt19937 rng(3);
+  Mat A = random_mat(16, 8, ElemType::TF32, rng, false);
+  Mat B = random_mat(8, 8, ElemType::TF32, rng, false);
+  Mat C = random_mat(16, 8, ElemType::F32, rng, false);
+  T::MmaDesc desc{MmaShape::M16N8K8, ElemType::TF32, ElemType::F32, ElemType::F32};
+  WarpFrag fa = distribute(A, isa_m16n8k8_atf32, 4), fb = distribute(B, isa_m16n8k8_btf32, 2);
+  WarpFrag fc = distribute(C, isa_acc, 4), d1, d2;
+  T::mma_sync(desc, fa, fb, fc, d1);
+  for (auto& lane : fa)
+    for (auto& r : lane) r |= 0x1fffu;
+  for (auto& lane : fb)
+    for (auto& r : lane) r |= 0x0aaau;
+  T::mma_sync(desc, fa, fb, fc, d2);
+  for (int lane = 0; lane < 32; ++lane) {
+    for (int r = 0; r < 4; ++r) EXPECT_EQ(d1[lane][r], d2[lane][r]);
+  }
+}
+
+TEST(TensorMma, SpecialValues) {
+  // One element of A is +inf and one of C is NaN: only their row (of D) turns to inf/NaN.
+  T::MmaDesc desc{MmaShape::M16N8K16, ElemType::F16, ElemType::F32, ElemType::F32};
+  Mat A, B, C;
+  std::mt19937 rng(11);
+  A = random_mat(16, 16, ElemType::F16, rng, true);
+  B = random_mat(16, 8, ElemType::F16, rng, true);
+  for (auto& b : B.bits) b = 0x3c00;  // all ones: no 0 * inf
+  C = random_mat(16, 8, ElemType::F32, rng, true);
+  A.at(3, 5) = 0x7c00;
+  C.at(9, 2) = 0x7fc00001u;
+  WarpFrag d;
+  T::mma_sync(desc, distribute(A, isa_m16n8k16_a, 8), distribute(B, isa_m16n8k16_b, 4),
+              distribute(C, isa_acc, 4), d);
+  Mat D = collect(d, isa_acc, 4, 16, 8, ElemType::F32);
+  for (int i = 0; i < 16; ++i) {
+    for (int j = 0; j < 8; ++j) {
+      if (i == 3) {
+        EXPECT_EQ(D.at(i, j), 0x7f800000u);
+      } else if (i == 9 && j == 2) {
+        EXPECT_EQ(D.at(i, j), 0x7fffffffu);  // canonical NaN
+      } else {
+        EXPECT_TRUE(std::isfinite(D.val(i, j)));
+      }
+    }
+  }
+}
+
+TEST(TensorMma, UnsupportedCombinationsAreRejected) {
+  using S = MmaShape;
+  using E = ElemType;
+  const T::MmaDesc bad[] = {
+      {S::M16N8K16, E::BF16, E::F16, E::F16}, {S::M16N8K16, E::BF16, E::F32, E::F16},
+      {S::M16N8K16, E::TF32, E::F32, E::F32}, {S::M16N8K8, E::TF32, E::F16, E::F32},
+      {S::M16N8K16, E::F32, E::F32, E::F32},
+  };
+  WarpFrag z{};
+  for (const auto& d : bad) {
+    EXPECT_NE(T::mma_unsupported_reason(d), "");
+    EXPECT_THROW(T::mma_sync(d, z, z, z, z), T::TensorError);
+  }
+}
+
+// =============================================================================================
+// ldmatrix
+
+namespace {
+
+// Shared memory of 64 rows x 64 b16 elements; element index n holds the value n.
+constexpr int kSmemCols = 64;
+constexpr int kSmemRows = 64;
+
+Memory make_smem() {
+  Memory m(kSmemRows * kSmemCols * 2);
+  for (int n = 0; n < kSmemRows * kSmemCols; ++n) m.put16(2 * n, static_cast<uint16_t>(n));
+  return m;
+}
+
+// Row addresses: matrix j, row r starts at shared row rowsel and column 8*colblk, scattered.
+std::array<T::Addr, 32> scattered_rows(std::mt19937& rng, int used_lanes) {
+  std::array<T::Addr, 32> addr;
+  std::vector<int> rows(kSmemRows);
+  for (int i = 0; i < kSmemRows; ++i) rows[i] = i;
+  std::shuffle(rows.begin(), rows.end(), rng);
+  for (int lane = 0; lane < 32; ++lane) {
+    if (lane < used_lanes) {
+      int colblk = rng() % (kSmemCols / 8);
+      addr[lane] = 2ull * (rows[lane] * kSmemCols + 8 * colblk);
+    } else {
+      addr[lane] = 0xfff0000000000000ull + lane;  // unused: out of bounds and misaligned
+    }
+  }
+  return addr;
+}
+
+}  // namespace
+
+TEST(TensorLdmatrix, FragmentsAsTheIsaStates) {
+  std::mt19937 rng(42);
+  for (int num : {1, 2, 4}) {
+    for (bool trans : {false, true}) {
+      for (int rep = 0; rep < 10; ++rep) {
+        Memory smem = make_smem();
+        auto addr = scattered_rows(rng, 8 * num);
+        WarpFrag out;
+        for (auto& lane : out) lane.fill(0xdeadbeefu);
+        T::ldmatrix(num, trans, addr, smem.reader(), out);
+        EXPECT_EQ(smem.reads, 64 * num);
+        // Element (r, c) of matrix j is element index addr[8j + r]/2 + c (values are indices).
+        auto elem = [&](int j, int r, int c) {
+          return static_cast<uint16_t>(addr[8 * j + r] / 2 + c);
+        };
+        for (int lane = 0; lane < 32; ++lane) {
+          for (int j = 0; j < num; ++j) {
+            uint32_t v = out[lane][j];
+            uint16_t lo = v & 0xffff, hi = v >> 16;
+            if (!trans) {
+              // A group of four threads loads an entire row: thread L gets row L/4, its
+              // fragment (L%4) of two consecutive elements.
+              EXPECT_EQ(lo, elem(j, lane / 4, 2 * (lane % 4))) << num << " " << lane << " " << j;
+              EXPECT_EQ(hi, elem(j, lane / 4, 2 * (lane % 4) + 1));
+            } else {
+              // Column-major: thread L gets column L/4, rows 2*(L%4) and 2*(L%4)+1.
+              EXPECT_EQ(lo, elem(j, 2 * (lane % 4), lane / 4)) << num << " " << lane << " " << j;
+              EXPECT_EQ(hi, elem(j, 2 * (lane % 4) + 1, lane / 4));
+            }
+          }
+          for (int r = num; r < T::kMaxFragRegs; ++r) EXPECT_EQ(out[lane][r], 0xdeadbeefu);
+        }
+      }
+    }
+  }
+}
+
+TEST(TensorLdmatrix, TransIsTheFragmentOfTheTransposedMatrix) {
+  // Store four 8x8 matrices and their transposes; .trans on the first must equal the plain load
+  // of the second.
+  std::mt19937 rng(5);
+  Memory smem(4096);
+  std::array<T::Addr, 32> a{}, at{};
+  for (int j = 0; j < 4; ++j) {
+    for (int r = 0; r < 8; ++r) {
+      a[8 * j + r] = 256 * j + 16 * r;
+      at[8 * j + r] = 2048 + 256 * j + 32 * r;  // other pitch
+      for (int c = 0; c < 8; ++c) {
+        uint16_t v = static_cast<uint16_t>(rng());
+        smem.put16(a[8 * j + r] + 2 * c, v);
+      }
+    }
+  }
+  for (int j = 0; j < 4; ++j) {
+    for (int r = 0; r < 8; ++r) {
+      for (int c = 0; c < 8; ++c)
+        smem.put16(at[8 * j + c] + 2 * r, smem.get16(a[8 * j + r] + 2 * c));
+    }
+  }
+  WarpFrag x, y;
+  T::ldmatrix(4, true, a, smem.reader(), x);
+  T::ldmatrix(4, false, at, smem.reader(), y);
+  for (int lane = 0; lane < 32; ++lane) {
+    for (int j = 0; j < 4; ++j) EXPECT_EQ(x[lane][j], y[lane][j]) << lane << " " << j;
+  }
+}
+
+TEST(TensorLdmatrix, MisalignedRowAddressThrows) {
+  Memory smem = make_smem();
+  std::array<T::Addr, 32> addr{};
+  for (int lane = 0; lane < 32; ++lane) addr[lane] = 16 * lane;
+  addr[13] = 16 * 13 + 8;
+  WarpFrag out{};
+  EXPECT_NO_THROW(T::ldmatrix(1, false, addr, smem.reader(), out));  // lane 13 unused by .x1
+  EXPECT_THROW(T::ldmatrix(2, false, addr, smem.reader(), out), T::TensorError);
+  EXPECT_THROW(T::ldmatrix(3, false, addr, smem.reader(), out), T::TensorError);
+}
+
+TEST(TensorLdmatrix, CallbackErrorsPropagateAndLeaveOutputAlone) {
+  Memory smem = make_smem();
+  std::array<T::Addr, 32> addr{};
+  for (int lane = 0; lane < 32; ++lane) addr[lane] = 16 * lane;
+  addr[30] = smem.bytes.size();  // past the end
+  WarpFrag out;
+  for (auto& lane : out) lane.fill(7);
+  EXPECT_THROW(T::ldmatrix(4, false, addr, smem.reader(), out), std::out_of_range);
+  for (auto& lane : out)
+    for (uint32_t r : lane) EXPECT_EQ(r, 7u);
+}
+
+TEST(TensorLdmatrix, FeedsMmaM16n8k16) {
+  // The usual pairing: A (16x16 row-major) with ldmatrix.x4 where lane L points at row L%16,
+  // column 8*(L/16); B stored k-major (16x8, row k holds n = 0..7) with ldmatrix.x2.trans where
+  // lane L (< 16) points at row L. The result must be the product.
+  std::mt19937 rng(77);
+  Mat A = random_mat(16, 16, ElemType::F16, rng, false);
+  Mat B = random_mat(16, 8, ElemType::F16, rng, false);
+  Mat C = random_mat(16, 8, ElemType::F32, rng, false);
+  Memory smem(4096);
+  const T::Addr a_base = 0, b_base = 1024;
+  const int a_pitch = 24, b_pitch = 16;  // elements, padded rows (16-byte multiples)
+  for (int r = 0; r < 16; ++r) {
+    for (int c = 0; c < 16; ++c) smem.put16(a_base + 2 * (r * a_pitch + c), A.at(r, c));
+    for (int c = 0; c < 8; ++c) smem.put16(b_base + 2 * (r * b_pitch + c), B.at(r, c));
+  }
+  std::array<T::Addr, 32> pa{}, pb{};
+  for (int lane = 0; lane < 32; ++lane) {
+    pa[lane] = a_base + 2 * ((lane % 16) * a_pitch + 8 * (lane / 16));
+    pb[lane] = b_base + 2 * ((lane % 16) * b_pitch);
+  }
+  WarpFrag fa, fb;
+  T::ldmatrix(4, false, pa, smem.reader(), fa);
+  T::ldmatrix(2, true, pb, smem.reader(), fb);
+  // Cross-check against the ISA's A and B fragment layouts directly.
+  WarpFrag fa_isa = distribute(A, isa_m16n8k16_a, 8), fb_isa = distribute(B, isa_m16n8k16_b, 4);
+  for (int lane = 0; lane < 32; ++lane) {
+    for (int r = 0; r < 4; ++r) EXPECT_EQ(fa[lane][r], fa_isa[lane][r]) << lane << " a" << r;
+    for (int r = 0; r < 2; ++r) EXPECT_EQ(fb[lane][r], fb_isa[lane][r]) << lane << " b" << r;
+  }
+  T::MmaDesc desc{MmaShape::M16N8K16, ElemType::F16, ElemType::F32, ElemType::F32};
+  WarpFrag fd;
+  T::mma_sync(desc, fa, fb, distribute(C, isa_acc, 4), fd);
+  std::vector<double> ref, mag;
+  naive(A, B, C, ref, mag);
+  expect_close(collect(fd, isa_acc, 4, 16, 8, ElemType::F32), ref, mag, false, "ldmatrix+mma");
+}
+
+// =============================================================================================
+// wmma m16n16k16
+
+namespace {
+
+using T::Layout;
+using T::WmmaMatrix;
+
+unsigned esize(ElemType t) {
+  return is16(t) ? 2 : 4;
+}
+
+void store_mat(Memory& mem, const Mat& m, Layout layout, uint64_t base, uint32_t stride) {
+  for (int r = 0; r < m.rows; ++r) {
+    for (int c = 0; c < m.cols; ++c) {
+      uint64_t idx = layout == Layout::Row ? uint64_t(r) * stride + c : uint64_t(c) * stride + r;
+      if (is16(m.type)) {
+        mem.put16(base + 2 * idx, static_cast<uint16_t>(m.at(r, c)));
+      } else {
+        mem.put32(base + 4 * idx, m.at(r, c));
+      }
+    }
+  }
+}
+
+Mat load_mat(const Memory& mem, ElemType t, Layout layout, uint64_t base, uint32_t stride) {
+  Mat m;
+  m.rows = m.cols = 16;
+  m.type = t;
+  m.bits.resize(256);
+  for (int r = 0; r < 16; ++r) {
+    for (int c = 0; c < 16; ++c) {
+      uint64_t idx = layout == Layout::Row ? uint64_t(r) * stride + c : uint64_t(c) * stride + r;
+      m.at(r, c) = is16(t) ? mem.get16(base + 2 * idx) : mem.get32(base + 4 * idx);
+    }
+  }
+  return m;
+}
+
+const char* lname(Layout l) {
+  return l == Layout::Row ? "row" : "col";
+}
+
+}  // namespace
+
+TEST(TensorWmma, RegisterCountsMatchNvcc) {
+  // From nvcc -arch=sm_80 PTX: f16 a/b {8 x .b32}, bf16 a/b {4 x .b32}, f32 c/d {8 x .f32},
+  // f16 c/d {4 x .b32}.
+  EXPECT_EQ(T::wmma_regs(WmmaMatrix::A, ElemType::F16), 8);
+  EXPECT_EQ(T::wmma_regs(WmmaMatrix::B, ElemType::F16), 8);
+  EXPECT_EQ(T::wmma_regs(WmmaMatrix::A, ElemType::BF16), 4);
+  EXPECT_EQ(T::wmma_regs(WmmaMatrix::B, ElemType::BF16), 4);
+  EXPECT_EQ(T::wmma_regs(WmmaMatrix::C, ElemType::F32), 8);
+  EXPECT_EQ(T::wmma_regs(WmmaMatrix::C, ElemType::F16), 4);
+  EXPECT_EQ(T::wmma_regs(WmmaMatrix::C, ElemType::BF16), 0);
+}
+
+TEST(TensorWmma, EveryElementHeldOnce) {
+  struct K {
+    WmmaMatrix m;
+    ElemType t;
+  };
+  for (K k : {K{WmmaMatrix::A, ElemType::F16}, K{WmmaMatrix::B, ElemType::F16},
+              K{WmmaMatrix::A, ElemType::BF16}, K{WmmaMatrix::B, ElemType::BF16},
+              K{WmmaMatrix::C, ElemType::F32}, K{WmmaMatrix::C, ElemType::F16}}) {
+    const int nregs = T::wmma_regs(k.m, k.t);
+    const int primary = k.m == WmmaMatrix::C ? nregs : 4;  // A/B: registers 0..3
+    const int halves = is16(k.t) ? 2 : 1;
+    std::map<std::pair<int, int>, int> count;
+    for (int lane = 0; lane < 32; ++lane) {
+      for (int r = 0; r < nregs; ++r) {
+        for (int h = 0; h < halves; ++h) {
+          T::RowCol rc = T::wmma_element(k.m, k.t, lane, r, h);
+          ASSERT_TRUE(rc.row >= 0 && rc.row < 16 && rc.col >= 0 && rc.col < 16);
+          if (r < primary) {
+            ++count[{rc.row, rc.col}];
+          } else {  // the second copy mirrors register r - 4
+            T::RowCol p = T::wmma_element(k.m, k.t, lane, r - 4, h);
+            EXPECT_EQ(rc.row, p.row);
+            EXPECT_EQ(rc.col, p.col);
+          }
+        }
+      }
+    }
+    EXPECT_EQ(count.size(), 256u);
+    for (auto& kv : count) EXPECT_EQ(kv.second, 1);
+  }
+  // f16 accumulator element e is the f32 accumulator's element e.
+  for (int lane = 0; lane < 32; ++lane) {
+    for (int e = 0; e < 8; ++e) {
+      T::RowCol a = T::wmma_element(WmmaMatrix::C, ElemType::F32, lane, e, 0);
+      T::RowCol b = T::wmma_element(WmmaMatrix::C, ElemType::F16, lane, e / 2, e % 2);
+      EXPECT_EQ(a.row, b.row);
+      EXPECT_EQ(a.col, b.col);
+    }
+  }
+}
+
+TEST(TensorWmma, LoadPutsElementsWhereTheHeaderDocumentsThem) {
+  // tensor.h documents the emulator's (otherwise opaque) wmma layout; check the loads against
+  // that text, with memory holding value = element index (row-major, stride 16).
+  Memory mem(1 << 12);
+  for (int n = 0; n < 256; ++n) {
+    mem.put16(2 * n, static_cast<uint16_t>(n));         // f16/bf16 matrices at 0
+    mem.put32(1024 + 4 * n, static_cast<uint32_t>(n));  // f32 matrix at 1024
+  }
+  auto idx = [](int row, int col) { return static_cast<uint32_t>(16 * row + col); };
+  for (ElemType t : {ElemType::F16, ElemType::BF16}) {
+    WarpFrag a, b;
+    T::wmma_load(WmmaMatrix::A, Layout::Row, t, 0, 16, mem.reader(), a);
+    T::wmma_load(WmmaMatrix::B, Layout::Row, t, 0, 16, mem.reader(), b);
+    const int nregs = T::wmma_regs(WmmaMatrix::A, t);
+    for (int lane = 0; lane < 32; ++lane) {
+      const int g = lane / 4, tq = lane % 4;
+      for (int r = 0; r < nregs; ++r) {
+        const int q = r % 4;  // registers 4..7 (f16) repeat 0..3
+        for (int h = 0; h < 2; ++h) {
+          // A: row = g + 8*(r%2), col = 2t + h + 8*(r/2)
+          EXPECT_EQ((a[lane][r] >> (16 * h)) & 0xffff,
+                    idx(g + 8 * (q % 2), 2 * tq + h + 8 * (q / 2)))
+              << "A lane " << lane << " reg " << r;
+          // B: row = 2t + h + 8*(r%2), col = g + 8*(r/2)
+          EXPECT_EQ((b[lane][r] >> (16 * h)) & 0xffff,
+                    idx(2 * tq + h + 8 * (q % 2), g + 8 * (q / 2)))
+              << "B lane " << lane << " reg " << r;
+        }
+      }
+    }
+  }
+  WarpFrag c32, c16;
+  T::wmma_load(WmmaMatrix::C, Layout::Row, ElemType::F32, 1024, 16, mem.reader(), c32);
+  T::wmma_load(WmmaMatrix::C, Layout::Row, ElemType::F16, 0, 16, mem.reader(), c16);
+  for (int lane = 0; lane < 32; ++lane) {
+    const int g = lane / 4, tq = lane % 4;
+    for (int r = 0; r < 8; ++r) {
+      // C f32: row = g + 8*((r%4)/2), col = 2t + r%2 + 8*(r/4)
+      const uint32_t want = idx(g + 8 * ((r % 4) / 2), 2 * tq + r % 2 + 8 * (r / 4));
+      EXPECT_EQ(c32[lane][r], want) << "C f32 lane " << lane << " reg " << r;
+      // C f16: element r is register r/2, half r%2
+      EXPECT_EQ((c16[lane][r / 2] >> (16 * (r % 2))) & 0xffff, want) << "C f16 lane " << lane;
+    }
+  }
+}
+
+TEST(TensorWmma, LoadMmaStoreAllLayoutsAndTypes) {
+  std::mt19937 rng(2024);
+  struct Types {
+    ElemType ab, c, d;
+  };
+  const Types types[] = {{ElemType::F16, ElemType::F32, ElemType::F32},
+                         {ElemType::F16, ElemType::F16, ElemType::F16},
+                         {ElemType::F16, ElemType::F16, ElemType::F32},
+                         {ElemType::F16, ElemType::F32, ElemType::F16},
+                         {ElemType::BF16, ElemType::F32, ElemType::F32}};
+  for (const Types& ty : types) {
+    for (Layout la : {Layout::Row, Layout::Col}) {
+      for (Layout lb : {Layout::Row, Layout::Col}) {
+        for (Layout lc : {Layout::Row, Layout::Col}) {
+          for (Layout ld : {Layout::Row, Layout::Col}) {
+            for (bool small_int : {false, true}) {
+              std::string what = std::string("wmma ") + T::to_string(ty.d) + "." +
+                                 T::to_string(ty.ab) + "." + T::to_string(ty.c) + " A " +
+                                 lname(la) + " B " + lname(lb) + " C " + lname(lc) + " D " +
+                                 lname(ld) + (small_int ? " int" : "");
+              Mat A = random_mat(16, 16, ty.ab, rng, small_int);
+              Mat B = random_mat(16, 16, ty.ab, rng, small_int);
+              Mat C = random_mat(16, 16, ty.c, rng, small_int);
+              Memory mem(1 << 16);
+              // Strides larger than 16 (a submatrix of a bigger one), aligned as required.
+              const uint64_t a_base = 0x0000, b_base = 0x2000, c_base = 0x4000, d_base = 0x8000;
+              const uint32_t sab = 48, sc = is16(ty.c) ? 40 : 24, sd = is16(ty.d) ? 40 : 24;
+              store_mat(mem, A, la, a_base, sab);
+              store_mat(mem, B, lb, b_base, sab);
+              store_mat(mem, C, lc, c_base, sc);
+              // Poison the D area so stray or missing writes show.
+              for (size_t i = d_base; i < mem.bytes.size(); ++i) mem.bytes[i] = 0xa5;
+              WarpFrag fa, fb, fc, fd;
+              T::wmma_load(WmmaMatrix::A, la, ty.ab, a_base, sab, mem.reader(), fa);
+              T::wmma_load(WmmaMatrix::B, lb, ty.ab, b_base, sab, mem.reader(), fb);
+              T::wmma_load(WmmaMatrix::C, lc, ty.c, c_base, sc, mem.reader(), fc);
+              T::wmma_mma(ty.ab, ty.c, ty.d, fa, fb, fc, fd);
+              T::wmma_store(ld, ty.d, d_base, sd, fd, mem.writer());
+              EXPECT_EQ(mem.writes.size(), 256u) << what;
+              for (auto& w : mem.writes) EXPECT_EQ(w.second, 1) << what;
+              Mat D = load_mat(mem, ty.d, ld, d_base, sd);
+              // Bytes around D's elements are untouched.
+              std::set<uint64_t> dbytes;
+              for (auto& w : mem.writes) {
+                for (unsigned i = 0; i < esize(ty.d); ++i) dbytes.insert(w.first + i);
+              }
+              int stray = 0;
+              for (size_t i = d_base; i < mem.bytes.size(); ++i) {
+                if (!dbytes.count(i) && mem.bytes[i] != 0xa5) ++stray;
+              }
+              EXPECT_EQ(stray, 0) << what;
+              std::vector<double> ref, mag;
+              naive(A, B, C, ref, mag);
+              expect_close(D, ref, mag, small_int, what);
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(TensorWmma, DefaultStrideAndDAliasC) {
+  std::mt19937 rng(9);
+  Mat A = random_mat(16, 16, ElemType::F16, rng, false);
+  Mat B = random_mat(16, 16, ElemType::F16, rng, false);
+  Mat C = random_mat(16, 16, ElemType::F32, rng, false);
+  Memory mem(1 << 14);
+  store_mat(mem, A, Layout::Row, 0, 16);
+  store_mat(mem, B, Layout::Col, 512, 16);
+  store_mat(mem, C, Layout::Row, 1024, 16);
+  WarpFrag fa, fb, fc;
+  T::wmma_load(WmmaMatrix::A, Layout::Row, ElemType::F16, 0, 16, mem.reader(), fa);
+  T::wmma_load(WmmaMatrix::B, Layout::Col, ElemType::F16, 512, 16, mem.reader(), fb);
+  T::wmma_load(WmmaMatrix::C, Layout::Row, ElemType::F32, 1024, 16, mem.reader(), fc);
+  T::wmma_mma(ElemType::F16, ElemType::F32, ElemType::F32, fa, fb, fc, fc);
+  T::wmma_store(Layout::Row, ElemType::F32, 1024, 16, fc, mem.writer());
+  std::vector<double> ref, mag;
+  naive(A, B, C, ref, mag);
+  expect_close(load_mat(mem, ElemType::F32, Layout::Row, 1024, 16), ref, mag, false, "alias");
+}
+
+TEST(TensorWmma, ElementwiseOperationsOnFragments) {
+  // What CUDA code does with frag.x[i]: scale every element of A by 2 (all 16 halves, both
+  // copies), C by 0.5; then convert the f32 result element by element into an f16 accumulator
+  // fragment (element e = register e/2, half e%2) and store that.
+  std::mt19937 rng(31);
+  Mat A = random_mat(16, 16, ElemType::F16, rng, false);
+  Mat B = random_mat(16, 16, ElemType::F16, rng, false);
+  Mat C = random_mat(16, 16, ElemType::F32, rng, false);
+  Memory mem(1 << 14);
+  store_mat(mem, A, Layout::Row, 0, 16);
+  store_mat(mem, B, Layout::Row, 512, 16);
+  store_mat(mem, C, Layout::Col, 1024, 16);
+  WarpFrag fa, fb, fc, fd, fh{};
+  T::wmma_load(WmmaMatrix::A, Layout::Row, ElemType::F16, 0, 16, mem.reader(), fa);
+  T::wmma_load(WmmaMatrix::B, Layout::Row, ElemType::F16, 512, 16, mem.reader(), fb);
+  T::wmma_load(WmmaMatrix::C, Layout::Col, ElemType::F32, 1024, 16, mem.reader(), fc);
+  for (auto& lane : fa) {
+    for (int r = 0; r < 8; ++r) {
+      uint32_t v = lane[r];
+      uint16_t lo = v & 0xffff, hi = v >> 16;
+      auto twice = [](uint16_t h) {  // exact: exponent + 1 (the values are normal and small)
+        return static_cast<uint16_t>(h + (1 << 10));
+      };
+      lane[r] = twice(lo) | (static_cast<uint32_t>(twice(hi)) << 16);
+    }
+  }
+  for (auto& lane : fc) {
+    for (int r = 0; r < 8; ++r) lane[r] = f32_bits(bits_f32(lane[r]) * 0.5f);
+  }
+  T::wmma_mma(ElemType::F16, ElemType::F32, ElemType::F32, fa, fb, fc, fd);
+  for (int lane = 0; lane < 32; ++lane) {
+    for (int e = 0; e < 8; ++e) {
+      uint16_t h = T::double_to_f16(bits_f32(fd[lane][e]));
+      fh[lane][e / 2] |= static_cast<uint32_t>(h) << (16 * (e % 2));
+    }
+  }
+  T::wmma_store(Layout::Row, ElemType::F16, 4096, 16, fh, mem.writer());
+  Mat D = load_mat(mem, ElemType::F16, Layout::Row, 4096, 16);
+  for (int i = 0; i < 16; ++i) {
+    for (int j = 0; j < 16; ++j) {
+      double s = 0.5 * C.val(i, j);
+      for (int k = 0; k < 16; ++k) s += 2 * A.val(i, k) * B.val(k, j);
+      double f32 = static_cast<float>(s);
+      EXPECT_EQ(D.at(i, j), T::double_to_f16(f32)) << i << " " << j;
+    }
+  }
+}
+
+TEST(TensorWmma, MisalignmentAndUnsupportedTypesThrow) {
+  Memory mem(1 << 14);
+  WarpFrag f{};
+  // f16 A: 32-byte fragment: base and 2*stride must be multiples of 32.
+  EXPECT_THROW(T::wmma_load(WmmaMatrix::A, Layout::Row, ElemType::F16, 16, 16, mem.reader(), f),
+               T::TensorError);
+  EXPECT_THROW(T::wmma_load(WmmaMatrix::A, Layout::Row, ElemType::F16, 0, 24, mem.reader(), f),
+               T::TensorError);
+  EXPECT_NO_THROW(T::wmma_load(WmmaMatrix::A, Layout::Row, ElemType::F16, 32, 32, mem.reader(), f));
+  // bf16 A and f16 C: 16-byte fragments.
+  EXPECT_NO_THROW(
+      T::wmma_load(WmmaMatrix::A, Layout::Col, ElemType::BF16, 16, 24, mem.reader(), f));
+  EXPECT_NO_THROW(T::wmma_load(WmmaMatrix::C, Layout::Col, ElemType::F16, 16, 24, mem.reader(), f));
+  EXPECT_THROW(T::wmma_load(WmmaMatrix::C, Layout::Col, ElemType::F16, 8, 24, mem.reader(), f),
+               T::TensorError);
+  // f32 C/D: 32-byte fragments (stride a multiple of 8).
+  EXPECT_THROW(T::wmma_store(Layout::Row, ElemType::F32, 0, 12, f, mem.writer()), T::TensorError);
+  EXPECT_NO_THROW(T::wmma_store(Layout::Row, ElemType::F32, 0, 8, f, mem.writer()));
+  EXPECT_THROW(T::wmma_load(WmmaMatrix::A, Layout::Row, ElemType::F32, 0, 16, mem.reader(), f),
+               T::TensorError);
+  EXPECT_THROW(T::wmma_load(WmmaMatrix::C, Layout::Row, ElemType::BF16, 0, 16, mem.reader(), f),
+               T::TensorError);
+  EXPECT_THROW(T::wmma_mma(ElemType::BF16, ElemType::F16, ElemType::F32, f, f, f, f),
+               T::TensorError);
+  EXPECT_THROW(T::wmma_mma(ElemType::TF32, ElemType::F32, ElemType::F32, f, f, f, f),
+               T::TensorError);
+  // A failing read leaves the destination alone.
+  WarpFrag g;
+  for (auto& lane : g) lane.fill(3);
+  EXPECT_THROW(
+      T::wmma_load(WmmaMatrix::C, Layout::Row, ElemType::F32, (1 << 14) - 512, 16, mem.reader(), g),
+      std::out_of_range);
+  for (auto& lane : g)
+    for (uint32_t r : lane) EXPECT_EQ(r, 3u);
+}
