@@ -85,6 +85,11 @@ Operand DecodeCtx::op(const PTok& t, Type hint) {
       return o;
     }
     case PTok::name: {
+      if (int32_t r = reg_index(t.text); r >= 0) {  // inline-asm registers have no '%'
+        o.kind = OK::reg;
+        o.reg = uint32_t(r);
+        return o;
+      }
       Space sp;
       bool found;
       uint64_t v = symbol(t.text, &sp, &found);

@@ -30,6 +30,7 @@ class MemoryTable {
   const Allocation* find_slow(uint64_t addr, uint64_t size) const;
   std::string describe(uint64_t addr) const;  // the nearest allocation, for fault messages
   const std::map<uint64_t, Allocation>& all() const { return allocs_; }
+  const Allocation* cached() const { return last_; }
   uint64_t live_bytes() const { return live_; }
   uint64_t peak_bytes() const { return peak_; }
 
@@ -38,7 +39,8 @@ class MemoryTable {
   mutable const Allocation* last_ = nullptr;
   uint64_t live_ = 0, peak_ = 0;
 };
-MemoryTable& memory();
+extern MemoryTable g_memory;
+inline MemoryTable& memory() { return g_memory; }
 
 // ---------------------------------------------------------------------------------------------
 struct Dim3 {
@@ -59,6 +61,7 @@ struct Warp {
   uint32_t parked = 0;           // lanes waiting at a collective or a barrier
   uint32_t park_pc[32] = {};
   int8_t park_bar[32] = {};      // barrier id a parked lane waits at, -1 for a collective
+  uint32_t park_member[32] = {}; // the member mask of the collective a parked lane waits at
   uint32_t call_depth[32] = {};
   std::vector<uint32_t> ret_stack[32];
   uint8_t* local = nullptr;      // local memory of lane 0; lane l at local + l * local_bytes
@@ -136,10 +139,26 @@ struct Exec {
 
   // Memory, with checks. `space` is the instruction's state space; addresses of the generic
   // space are resolved to global, shared or local here.
-  uint8_t* addr(Space space, uint64_t a, uint32_t size, int lane, bool write);
+  uint8_t* addr(Space space, uint64_t a, uint32_t size, int lane, bool write) {
+    // Fast path: an aligned global access inside the allocation of the previous one.
+    if (space == Space::global && !(a & (size - 1))) {
+      const Allocation* al = memory().cached();
+      if (al && a >= al->base && a + size <= al->base + al->bytes && (al->writable || !write))
+        return reinterpret_cast<uint8_t*>(a);
+    }
+    return addr_slow(space, a, size, lane, write);
+  }
+  uint8_t* addr_slow(Space space, uint64_t a, uint32_t size, int lane, bool write);
   [[noreturn]] void fault(int error, const std::string& what, uint64_t a, int lane) const;
   [[noreturn]] void fail(const std::string& what, int lane = -1) const;
 };
+
+// Totals over the program's launches (GPU100_EMU_STATS=1 prints them at exit).
+struct Stats {
+  uint64_t launches = 0, warp_instructions = 0, thread_instructions = 0;
+  double cpu_seconds = 0;  // CPU time of the calling thread inside launches
+};
+Stats& stats();
 
 // Runs a launch to completion; throws Fault on a fault, a deadlock or an undefined collective.
 void run_launch(Launch& launch);

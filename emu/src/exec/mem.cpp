@@ -49,6 +49,15 @@ void h_ld(Exec& x, const Inst& in, uint32_t m) {
   EMU_END_LANES
 }
 
+// A load from a fixed address in the parameter space (a kernel argument): one read, broadcast.
+void h_ld_param_uniform(Exec& x, const Inst& in, uint32_t m) {
+  uint64_t v = 0;
+  std::memcpy(&v, x.addr(Space::param, in.o[1].imm, in.aux, __builtin_ctz(m), false), in.aux);
+  v = extend(v, in.type);
+  uint64_t* d = x.w->r + size_t(in.o[0].reg) * 32;
+  EMU_FOR_LANES(m) d[lane] = v; EMU_END_LANES
+}
+
 // The common case, a 4-byte scalar load from global memory, without the generic dispatch.
 void h_ld_global_b32(Exec& x, const Inst& in, uint32_t m) {
   EMU_FOR_LANES(m)
@@ -57,6 +66,51 @@ void h_ld_global_b32(Exec& x, const Inst& in, uint32_t m) {
     std::memcpy(&v, x.addr(Space::global, a, 4, lane, false), 4);
     x.w->r[in.o[0].reg * 32 + lane] = v;
   EMU_END_LANES
+}
+
+// Loads and stores with the element size and count known at compile time.
+template <uint32_t ES, uint32_t V, bool Load>
+void h_ldst_fixed(Exec& x, const Inst& in, uint32_t m) {
+  const Operand& a_op = Load ? in.o[1] : in.o[0];
+  const Operand& v_op = Load ? in.o[0] : in.o[1];
+  const Space space = in.space;
+  const Type t = in.type;
+  EMU_FOR_LANES(m)
+    const uint64_t a = address(x, a_op, lane);
+    uint8_t* p = x.addr(space, a, ES * V, lane, !Load);
+    if constexpr (V == 1) {
+      if (Load) {
+        uint64_t v = 0;
+        std::memcpy(&v, p, ES);
+        x.set(v_op, lane, extend(v, t));
+      } else {
+        const uint64_t v = x.val(v_op, lane);
+        std::memcpy(p, &v, ES);
+      }
+    } else {
+      for (uint32_t i = 0; i < V; ++i) {
+        const Operand& e = x.vec(v_op, int(i));
+        if (Load) {
+          uint64_t v = 0;
+          std::memcpy(&v, p + i * ES, ES);
+          x.set(e, lane, extend(v, t));
+        } else {
+          const uint64_t v = e.kind == OK::sink ? 0 : x.val(e, lane);
+          std::memcpy(p + i * ES, &v, ES);
+        }
+      }
+    }
+  EMU_END_LANES
+}
+
+template <bool Load>
+Handler fixed_ldst(uint32_t es, uint32_t v) {
+#define EMU_CASE(E, N) if (es == E && v == N) return h_ldst_fixed<E, N, Load>;
+  EMU_CASE(1, 1) EMU_CASE(2, 1) EMU_CASE(4, 1) EMU_CASE(8, 1)
+  EMU_CASE(1, 2) EMU_CASE(2, 2) EMU_CASE(4, 2) EMU_CASE(8, 2)
+  EMU_CASE(1, 4) EMU_CASE(2, 4) EMU_CASE(4, 4) EMU_CASE(8, 4)
+#undef EMU_CASE
+  return nullptr;
 }
 
 void h_st(Exec& x, const Inst& in, uint32_t m) {
@@ -285,8 +339,11 @@ bool decode_mem(DecodeCtx& d, const PInstr& p, Inst& in) {
     }
     if (in.space == Space::konst) in.space = Space::global;  // constants live in host memory
     in.fn = load ? h_ld : h_st;
+    if (Handler h = load ? fixed_ldst<true>(in.aux, in.vec) : fixed_ldst<false>(in.aux, in.vec)) in.fn = h;
     if (load && in.space == Space::global && in.vec == 1 && in.aux == 4 && in.o[0].kind == OK::reg)
       in.fn = h_ld_global_b32;
+    if (load && in.space == Space::param && in.vec == 1 && in.o[1].kind == OK::none && in.o[0].kind == OK::reg)
+      in.fn = h_ld_param_uniform;
     return true;
   }
   if (op == "atom" || op == "red") {

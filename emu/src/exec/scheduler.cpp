@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstdio>
 #include <random>
+#include <time.h>
 
 #include "exec/ops.h"
 
@@ -21,6 +22,13 @@ namespace emu {
 namespace {
 
 uint64_t g_clock = 0;  // warp-instructions executed by the device: %clock64
+uint64_t g_thread_instructions = 0;
+
+double thread_cpu_seconds() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
+}
 
 constexpr int kErrIllegalAddress = 700;
 constexpr int kErrMisaligned = 716;
@@ -120,7 +128,7 @@ void Exec::fault(int error, const std::string& what, uint64_t a, int lane) const
               a, lane};
 }
 
-uint8_t* Exec::addr(Space space, uint64_t a, uint32_t size, int lane, bool write) {
+uint8_t* Exec::addr_slow(Space space, uint64_t a, uint32_t size, int lane, bool write) {
   if (size > 1 && (a & (size - 1)))
     fault(kErrMisaligned, "misaligned " + std::to_string(size) + "-byte " + (write ? "store" : "load"), a, lane);
   if (space == Space::generic) {
@@ -240,6 +248,7 @@ uint64_t run_warp(Sched& s, Block& b, Warp& w, uint64_t budget) {
       x.pc = pc;
       ++executed;
       ++g_clock;
+      g_thread_instructions += uint32_t(__builtin_popcount(mask));
       uint32_t active = mask;
       if (in.guard >= 0) {
         active = 0;
@@ -374,49 +383,52 @@ uint64_t run_warp(Sched& s, Block& b, Warp& w, uint64_t budget) {
         }
         case Ctl::warpsync:
         case Ctl::collective: {
-          const uint32_t rest = mask & ~active;
           if (!active) { ++pc; break; }
-          const int lane0 = __builtin_ctz(active);
-          const uint32_t member = in.member_op == 0xFF ? active
-                                : in.member_op == 0xFE ? w.valid  // .aligned: the whole warp
-                                                       : uint32_t(x.val(in.o[in.member_op], lane0));
-          for (uint32_t m = active; m; m &= m - 1) {
-            int lane = __builtin_ctz(m);
-            if (in.member_op < 0xFE && uint32_t(x.val(in.o[in.member_op], lane)) != member)
-              x.fail("lanes of one collective give different member masks", lane);
-          }
-          if (active & ~member)
-            x.fail("a thread executes a collective whose member mask does not include it", __builtin_ctz(active & ~member));
-          if (member & ~w.valid)
-            x.fail("member mask names lanes that do not exist in this warp (partial warp)", lane0);
-          if (member & w.exited)
-            x.fail("member mask names lanes that have exited", __builtin_ctz(member & w.exited));
-          uint32_t waiting = 0;
-          for (uint32_t m = w.parked & member; m; m &= m - 1) {
-            int lane = __builtin_ctz(m);
-            if (w.park_bar[lane] == -1 && w.park_pc[lane] == pc) waiting |= 1u << lane;
-          }
-          const uint32_t have = active | waiting;
-          if ((member & ~have) == 0) {
-            if (in.fn) in.fn(x, in, have);
-            w.parked &= ~waiting;
-            for (uint32_t m = rest; m; m &= m - 1) w.pc[__builtin_ctz(m)] = pc + 1;
-            mask |= waiting;
-            ready |= waiting;
-            ++pc;
-            if (rest) {
-              for (uint32_t m = mask; m; m &= m - 1) w.pc[__builtin_ctz(m)] = pc;
-              regroup = true;
-              continue;
-            }
-          } else {
-            for (uint32_t m = active; m; m &= m - 1) {
+          // Lanes at one collective instruction may name different member masks (groups made
+          // by __match_any_sync or a divergent __activemask): each mask is its own collective.
+          uint32_t todo = active, advanced = mask & ~active, parked_now = 0, joined = 0;
+          while (todo) {
+            const int lane0 = __builtin_ctz(todo);
+            const uint32_t member = in.member_op == 0xFF ? active
+                                    : in.member_op == 0xFE ? w.valid  // .aligned: the whole warp
+                                                           : uint32_t(x.val(in.o[in.member_op], lane0));
+            uint32_t group = 0;
+            for (uint32_t m = todo; m; m &= m - 1) {
               int lane = __builtin_ctz(m);
-              w.park_pc[lane] = pc;
-              w.park_bar[lane] = -1;
+              if (in.member_op >= 0xFE || uint32_t(x.val(in.o[in.member_op], lane)) == member) group |= 1u << lane;
             }
-            w.parked |= active;
-            for (uint32_t m = rest; m; m &= m - 1) w.pc[__builtin_ctz(m)] = pc + 1;
+            todo &= ~group;
+            if (group & ~member)
+              x.fail("a thread executes a collective whose member mask does not include it", __builtin_ctz(group & ~member));
+            if (member & ~w.valid)
+              x.fail("member mask names lanes that do not exist in this warp (partial warp)", lane0);
+            if (member & w.exited)
+              x.fail("member mask names lanes that have exited", __builtin_ctz(member & w.exited));
+            uint32_t waiting = 0;
+            for (uint32_t m = w.parked & member; m; m &= m - 1) {
+              int lane = __builtin_ctz(m);
+              if (w.park_bar[lane] == -1 && w.park_pc[lane] == pc && w.park_member[lane] == member)
+                waiting |= 1u << lane;
+            }
+            if ((member & ~(group | waiting)) == 0) {
+              if (in.fn) in.fn(x, in, group | waiting);
+              w.parked &= ~waiting;
+              advanced |= group;
+              joined |= waiting;
+            } else {
+              for (uint32_t m = group; m; m &= m - 1) {
+                int lane = __builtin_ctz(m);
+                w.park_pc[lane] = pc;
+                w.park_bar[lane] = -1;
+                w.park_member[lane] = member;
+              }
+              w.parked |= group;
+              parked_now |= group;
+            }
+          }
+          ++pc;
+          if (parked_now || joined) {
+            for (uint32_t m = advanced | joined; m; m &= m - 1) w.pc[__builtin_ctz(m)] = pc;
             regroup = true;
             continue;
           }
@@ -490,7 +502,33 @@ void init_block(Sched& s, Block& b, uint32_t linear) {
 
 uint32_t resident_blocks_per_sm(const Launch& l);
 
+Stats& stats() {
+  static Stats s;
+  return s;
+}
+
+namespace {
+void run_blocks(Launch& l);
+}
+
 void run_launch(Launch& l) {
+  Stats& st = stats();
+  const double t0 = thread_cpu_seconds();
+  const uint64_t c0 = g_clock, i0 = g_thread_instructions;
+  struct Account {
+    Stats& st; double t0; uint64_t c0, i0;
+    ~Account() {
+      st.launches++;
+      st.warp_instructions += g_clock - c0;
+      st.thread_instructions += g_thread_instructions - i0;
+      st.cpu_seconds += thread_cpu_seconds() - t0;
+    }
+  } account{st, t0, c0, i0};
+  run_blocks(l);
+}
+
+namespace {
+void run_blocks(Launch& l) {
   Kernel& k = *l.kernel;
   Sched s{l, k, std::mt19937_64(device_config().schedule_seed), device_config().random_schedule};
   const uint64_t nblocks = l.grid.count();
@@ -540,5 +578,7 @@ void run_launch(Launch& l) {
     }
   }
 }
+
+}  // namespace
 
 }  // namespace emu

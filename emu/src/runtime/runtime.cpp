@@ -76,10 +76,7 @@ std::string MemoryTable::describe(uint64_t addr) const {
   }
   return buf;
 }
-MemoryTable& memory() {
-  static MemoryTable t;
-  return t;
-}
+MemoryTable g_memory;
 
 DeviceConfig& device_config() {
   static DeviceConfig c = [] {
@@ -146,6 +143,21 @@ State& st() {
   static State s;
   return s;
 }
+
+// GPU100_EMU_STATS=1: what the emulator executed, printed when the program exits.
+struct StatsPrinter {
+  ~StatsPrinter() {
+    const char* v = std::getenv("GPU100_EMU_STATS");
+    if (!v || !*v || *v == '0') return;
+    const Stats& s = stats();
+    std::fprintf(stderr,
+                 "gpu100 emulator: %llu launches, %llu warp-instructions, %llu thread-instructions "
+                 "in %.3f s of CPU time: %.1f million thread-instructions per second\n",
+                 (unsigned long long)s.launches, (unsigned long long)s.warp_instructions,
+                 (unsigned long long)s.thread_instructions, s.cpu_seconds,
+                 s.cpu_seconds > 0 ? double(s.thread_instructions) / s.cpu_seconds / 1e6 : 0.0);
+  }
+} g_stats_printer;
 
 cudaError_t set_error(cudaError_t e) {
   if (e != cudaSuccess) st().last = e;
