@@ -162,8 +162,19 @@ struct GlobalVar {
 
 struct Module;
 
+// A call of a .func: the caller's staged argument and return slots, the callee's, in the
+// local memory of the calling thread.
+struct CallSite {
+  std::string callee;
+  std::vector<uint32_t> arg_slots, param_slots, sizes;
+  int64_t ret_slot = -1, callee_ret_slot = -1;
+  uint32_t ret_size = 0;
+  uint32_t pc = 0;
+};
+
 struct Kernel {
   std::string name;
+  std::vector<CallSite> calls;
   Module* module = nullptr;
   std::vector<Inst> code;
   std::vector<Operand> vec_ops;
@@ -179,6 +190,8 @@ struct Kernel {
   bool uses_call = false;
   // Functions (.func) are decoded into `code` after the entry; calls jump to them.
   std::map<std::string, uint32_t> func_entry;
+  // Each function's parameter slots and return slot (-1: none) in local memory.
+  std::map<std::string, std::pair<std::vector<uint32_t>, int64_t>> func_slots;
 };
 
 struct Module {

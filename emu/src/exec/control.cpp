@@ -137,7 +137,36 @@ bool decode_control(DecodeCtx& d, const PInstr& p, Inst& in) {
       in.fn = h_vprintf;
       return true;
     }
-    throw std::runtime_error("calls to device functions (" + callee + ") are not supported yet");
+    bool defined = false;
+    for (const PFunc& fn : d.m.parsed.funcs)
+      if (!fn.entry && fn.defined && fn.name == callee) defined = true;
+    if (!defined) throw std::runtime_error("call of " + callee + ", which the emulator does not provide");
+    CallSite c;
+    c.callee = callee;
+    c.pc = uint32_t(d.k.code.size());
+    auto slot = [&](const PTok& t, uint32_t* size) {
+      Space sp;
+      bool found;
+      const uint64_t off = d.symbol(t.text, &sp, &found);
+      if (!found || sp != Space::local) throw std::runtime_error("call argument " + t.text + " is not a .param");
+      *size = 8;
+      return uint32_t(off);
+    };
+    if (ret.kind != OK::sink) {
+      uint32_t sz;
+      c.ret_slot = slot(p.ops.at(0).elems.at(0), &sz);
+      c.ret_size = sz;
+    }
+    if (i < p.ops.size())
+      for (const PTok& a : p.ops[i].elems) {
+        uint32_t sz;
+        c.arg_slots.push_back(slot(a, &sz));
+        c.sizes.push_back(sz);
+      }
+    in.ctl = Ctl::call;
+    in.aux = uint32_t(d.k.calls.size());
+    d.k.calls.push_back(std::move(c));
+    return true;
   }
   return false;
 }

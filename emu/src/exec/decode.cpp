@@ -45,8 +45,9 @@ int32_t DecodeCtx::reg_index(const std::string& name) {
 
 uint64_t DecodeCtx::symbol(const std::string& name, Space* space, bool* found) {
   *found = true;
-  for (size_t i = 0; i < f.params.size(); ++i)
-    if (f.params[i].name == name) { *space = Space::param; return k.param_offsets[i]; }
+  if (f.entry)
+    for (size_t i = 0; i < f.params.size(); ++i)
+      if (f.params[i].name == name) { *space = Space::param; return k.param_offsets[i]; }
   if (auto it = local_vars.find(name); it != local_vars.end()) { *space = Space::local; return it->second; }
   if (auto it = shared_vars.find(name); it != shared_vars.end()) { *space = Space::shared; return it->second; }
   if (auto it = m.var_index.find(name); it != m.var_index.end()) {
@@ -190,6 +191,21 @@ void decode_function(Module& m, Kernel& k, const PFunc& f, bool is_entry) {
   d.scopes.emplace_back();
   d.scopes.back()["%%cc"] = k.nregs++;  // the carry flag of add.cc/addc/sub.cc/subc
   k.reg_names.push_back("%%cc");
+  if (!is_entry) {
+    // A function's parameters and return values live in the calling thread's local memory.
+    auto slots = [&](const std::vector<PParam>& ps) {
+      for (const PParam& prm : ps) {
+        k.local_bytes = uint32_t(align_up(k.local_bytes, std::max<uint64_t>(8, prm.align)));
+        d.local_vars[prm.name] = k.local_bytes;
+        k.local_bytes += uint32_t(std::max<uint64_t>(8, prm.bytes));
+      }
+    };
+    slots(f.params);
+    slots(f.rets);
+    auto& fs = k.func_slots[f.name];
+    for (const PParam& prm : f.params) fs.first.push_back(d.local_vars[prm.name]);
+    fs.second = f.rets.empty() ? -1 : int64_t(d.local_vars[f.rets[0].name]);
+  }
   if (is_entry) {
     uint32_t off = 0;
     for (const PParam& prm : f.params) {
@@ -324,6 +340,31 @@ Kernel* Module::kernel(const std::string& name) {
   k->name = name;
   k->module = this;
   decode_function(*this, *k, *f, true);
+  // The functions it calls, each decoded once after it; calls are then pointed at them.
+  std::vector<std::string> chain;
+  for (size_t done = 0; done < k->calls.size(); ++done) {
+    CallSite& c = k->calls[done];
+    if (!k->func_entry.count(c.callee)) {
+      const PFunc* callee = nullptr;
+      for (const PFunc& fn : parsed.funcs)
+        if (!fn.entry && fn.defined && fn.name == c.callee) callee = &fn;
+      if (!callee) throw std::runtime_error("call of " + c.callee + ", which the PTX does not define");
+      k->func_entry[c.callee] = uint32_t(k->code.size());
+      const size_t first_call = k->calls.size();
+      decode_function(*this, *k, *callee, false);
+      for (size_t i = first_call; i < k->calls.size(); ++i)
+        if (k->calls[i].callee == c.callee)
+          throw std::runtime_error("recursive device function " + c.callee + " is not supported");
+    }
+  }
+  for (CallSite& c : k->calls) {
+    k->code[c.pc].target = k->func_entry[c.callee];
+    const auto& fs = k->func_slots[c.callee];
+    if (fs.first.size() != c.arg_slots.size())
+      throw std::runtime_error("call of " + c.callee + " with the wrong number of arguments");
+    c.param_slots = fs.first;
+    c.callee_ret_slot = fs.second;
+  }
   k->reqntid = f->reqntid[0] ? f->reqntid[0] * std::max(1, f->reqntid[1]) * std::max(1, f->reqntid[2]) : 0;
   k->maxntid = f->maxntid[0] ? f->maxntid[0] * std::max(1, f->maxntid[1]) * std::max(1, f->maxntid[2]) : 0;
   Kernel* raw = k.get();

@@ -302,6 +302,12 @@ uint64_t run_warp(Sched& s, Block& b, Warp& w, uint64_t budget) {
             for (uint32_t m = mask; m; m &= m - 1) {
               int lane = __builtin_ctz(m);
               if ((active >> lane) & 1) {
+                // Arguments: the caller's staged .param slots into the callee's.
+                const CallSite& c = s.k.calls[in.aux];
+                uint8_t* local = w.local + size_t(lane) * s.k.local_bytes;
+                for (size_t i = 0; i < c.arg_slots.size(); ++i)
+                  std::memmove(local + c.param_slots[i], local + c.arg_slots[i], c.sizes[i]);
+                if (w.ret_stack[lane].size() > 1000) x.fail("call depth beyond 1000", lane);
                 w.ret_stack[lane].push_back(pc + 1);
                 w.pc[lane] = in.target;
               } else {
@@ -322,8 +328,14 @@ uint64_t run_warp(Sched& s, Block& b, Warp& w, uint64_t budget) {
                   w.exited |= 1u << lane;
                   ++b.exited_threads;
                 } else {
-                  w.pc[lane] = w.ret_stack[lane].back();
+                  const uint32_t back = w.ret_stack[lane].back();
                   w.ret_stack[lane].pop_back();
+                  const CallSite& c = s.k.calls[code[back - 1].aux];
+                  if (c.ret_slot >= 0 && c.callee_ret_slot >= 0) {
+                    uint8_t* local = w.local + size_t(lane) * s.k.local_bytes;
+                    std::memmove(local + c.ret_slot, local + c.callee_ret_slot, 8);
+                  }
+                  w.pc[lane] = back;
                 }
               } else {
                 w.pc[lane] = pc + 1;
