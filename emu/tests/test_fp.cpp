@@ -1039,6 +1039,8 @@ TEST(FtzSat, Helpers) {
   EXPECT_EQ(sat_f32(B(0.25f)), B(0.25f));
   EXPECT_EQ(sat_f32(0x7F800000u), 0x3F800000u);
   EXPECT_EQ(sat_f32(B(-3.0f)), 0x00000000u);
+  EXPECT_EQ(ftz_f16(0x83FF), 0x8000);  // largest negative f16 subnormal -> -0
+  EXPECT_EQ(ftz_f16(0x0400), 0x0400);  // smallest normal stays
   EXPECT_EQ(sat_f64(D(7.0)), D(1.0));
   EXPECT_EQ(sat_f16(0xFC00), 0x0000);
   // .ftz composition, e.g. add.rn.ftz.f32: flush inputs, compute, flush the result.

@@ -80,11 +80,13 @@ struct Mul { template <class T> static T f(T a, T b, const Inst& in) {
   }
   return T(U<T>(U<T>(a) * U<T>(b))); } };
 struct Mad { template <class T> static T f(T a, T b, T c, const Inst& in) {
-  if (in.flags & kHi) return T(U<T>(Mul::f<T>(a, b, in)) + U<T>(c));
+  // mad.hi.sat.s32: the high half of the product plus c, saturated.
   if ((in.flags & kSat) && std::is_same_v<T, int32_t>) {
-    int64_t full = int64_t(a) * int64_t(b) + int64_t(c);
-    return T(std::min<int64_t>(INT32_MAX, std::max<int64_t>(INT32_MIN, full)));
+    const int64_t hi = (int64_t(a) * int64_t(b)) >> 32;
+    const int64_t r = hi + int64_t(c);
+    return T(std::min<int64_t>(INT32_MAX, std::max<int64_t>(INT32_MIN, r)));
   }
+  if (in.flags & kHi) return T(U<T>(Mul::f<T>(a, b, in)) + U<T>(c));
   return T(U<T>(U<T>(a) * U<T>(b)) + U<T>(c)); } };
 // Division by zero is unspecified by the ISA; the emulator gives all ones (as the hardware's
 // unsigned division does) rather than a host exception. INT_MIN / -1 wraps.
@@ -268,11 +270,11 @@ void h_prmt(Exec& x, const Inst& in, uint32_t m) {
           r |= v << (8 * i);
           continue;
         }
-        case 1: sel = (c + i) & 7; break;                        // f4e: forward 4 extract
-        case 2: sel = (c - i) & 7; break;                        // b4e: backward 4 extract
+        case 1: sel = ((c & 3) + i) & 7; break;                  // f4e: forward 4 extract
+        case 2: sel = ((c & 3) - i) & 7; break;                  // b4e: backward 4 extract
         case 3: sel = c & 3; break;                              // rc8: replicate 8
-        case 4: sel = i >= (c & 3) ? (c & 3) : i; break;         // ecl: edge clamp left
-        case 5: sel = i <= (c & 3) ? (c & 3) : i; break;         // ecr: edge clamp right
+        case 4: sel = std::max(i, c & 3); break;                 // ecl: edge clamp left
+        case 5: sel = std::min(i, c & 3); break;                 // ecr: edge clamp right
         case 6: sel = (c & 1) * 2 + (i & 1); break;              // rc16: replicate 16
       }
       r |= byte(sel) << (8 * i);
@@ -417,11 +419,20 @@ template <class T> inline T load_as(uint64_t v) {
 }
 
 // flags: the comparison; aux: 0 none, 1 and, 2 or, 3 xor (combine with o[3]); o[4]: complement.
+template <class T> inline T flush(T v, bool ftz) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (ftz && std::fpclassify(v) == FP_SUBNORMAL) return std::copysign(0.0f, v);
+  }
+  (void)ftz;
+  return v;
+}
+
 template <class T>
 void h_setp(Exec& x, const Inst& in, uint32_t m) {
-  const Cmp c = Cmp(in.flags);
+  const Cmp c = Cmp(in.flags & 0x1F);
+  const bool ftz = in.flags & kFtz;
   EMU_FOR_LANES(m)
-    bool r = compare(load_as<T>(x.val(in.o[1], lane)), load_as<T>(x.val(in.o[2], lane)), c);
+    bool r = compare(flush(load_as<T>(x.val(in.o[1], lane)), ftz), flush(load_as<T>(x.val(in.o[2], lane)), ftz), c);
     bool q = !r;
     if (in.aux) {
       const bool p = x.pred(in.o[3], lane);
@@ -448,6 +459,129 @@ Handler pick_setp(Type t) {
   }
 }
 
+// mul24/mad24: the low 24 bits of each operand (sign-extended for .s32), a 48-bit product;
+// .lo keeps bits 0-31, .hi bits 16-47.
+template <bool Signed, bool Mad>
+void h_mul24(Exec& x, const Inst& in, uint32_t m) {
+  EMU_FOR_LANES(m)
+    auto low24 = [&](uint64_t v) -> int64_t {
+      const uint32_t u = uint32_t(v) & 0xFFFFFF;
+      return Signed ? int64_t(int32_t(u << 8) >> 8) : int64_t(u);
+    };
+    const int64_t p = low24(x.val(in.o[1], lane)) * low24(x.val(in.o[2], lane));
+    uint32_t r = (in.flags & kHi) ? uint32_t(uint64_t(p) >> 16) : uint32_t(uint64_t(p));
+    if (Mad) r += uint32_t(x.val(in.o[3], lane));
+    x.set(in.o[0], lane, r);
+  EMU_END_LANES
+}
+
+// Packed 16-bit integer SIMD: add, sub, min, max on .u16x2/.s16x2 (.relu clamps at zero).
+template <bool Signed, int Op>  // 0 add, 1 sub, 2 min, 3 max
+void h_simd16(Exec& x, const Inst& in, uint32_t m) {
+  EMU_FOR_LANES(m)
+    const uint32_t a = uint32_t(x.val(in.o[1], lane)), b = uint32_t(x.val(in.o[2], lane));
+    uint32_t r = 0;
+    for (int h = 0; h < 2; ++h) {
+      const int32_t av = Signed ? int16_t(a >> (16 * h)) : int32_t(uint16_t(a >> (16 * h)));
+      const int32_t bv = Signed ? int16_t(b >> (16 * h)) : int32_t(uint16_t(b >> (16 * h)));
+      int32_t v = Op == 0 ? av + bv : Op == 1 ? av - bv : Op == 2 ? std::min(av, bv) : std::max(av, bv);
+      if ((in.flags & kRelu) && v < 0) v = 0;
+      r |= (uint32_t(v) & 0xFFFF) << (16 * h);
+    }
+    x.set(in.o[0], lane, r);
+  EMU_END_LANES
+}
+
+// shf.{l,r}.{clamp,wrap}.b32 d, a, b, c: funnel shift of the 64-bit {b, a} (b the upper word).
+template <bool Left, bool Clamp>
+void h_shf(Exec& x, const Inst& in, uint32_t m) {
+  EMU_FOR_LANES(m)
+    const uint64_t a = uint32_t(x.val(in.o[1], lane)), b = uint32_t(x.val(in.o[2], lane));
+    const uint32_t c = uint32_t(x.val(in.o[3], lane));
+    const uint32_t n = Clamp ? std::min<uint32_t>(c, 32) : (c & 31);
+    const uint64_t both = (b << 32) | a;
+    const uint32_t r = Left ? uint32_t((both << n) >> 32) : uint32_t(both >> n);
+    x.set(in.o[0], lane, r);
+  EMU_END_LANES
+}
+
+// sad: c + |a - b|.
+template <class T>
+void h_sad(Exec& x, const Inst& in, uint32_t m) {
+  EMU_FOR_LANES(m)
+    const T a = get<T>(x.val(in.o[1], lane)), b = get<T>(x.val(in.o[2], lane)), c = get<T>(x.val(in.o[3], lane));
+    const U<T> diff = a > b ? U<T>(U<T>(a) - U<T>(b)) : U<T>(U<T>(b) - U<T>(a));
+    x.set(in.o[0], lane, put<T>(T(U<T>(c) + diff)));
+  EMU_END_LANES
+}
+
+// bmsk.{clamp,wrap}.b32 d, a, b: b ones starting at bit a.
+template <bool Clamp>
+void h_bmsk(Exec& x, const Inst& in, uint32_t m) {
+  EMU_FOR_LANES(m)
+    uint32_t pos = uint32_t(x.val(in.o[1], lane)), len = uint32_t(x.val(in.o[2], lane));
+    if (Clamp) { pos = std::min<uint32_t>(pos, 32); len = std::min<uint32_t>(len, 32); }
+    else { pos &= 31; len &= 31; }
+    const uint64_t ones = len >= 64 ? ~0ull : ((1ull << len) - 1);
+    x.set(in.o[0], lane, uint32_t((ones << pos) & 0xFFFFFFFFull));
+  EMU_END_LANES
+}
+
+// szext.{clamp,wrap}.{s32,u32} d, a, b: keep the low b bits of a, sign- or zero-extended.
+template <bool Signed, bool Clamp>
+void h_szext(Exec& x, const Inst& in, uint32_t m) {
+  EMU_FOR_LANES(m)
+    const uint32_t a = uint32_t(x.val(in.o[1], lane));
+    uint32_t b = uint32_t(x.val(in.o[2], lane));
+    b = Clamp ? std::min<uint32_t>(b, 32) : (b & 31);
+    uint32_t r;
+    if (b == 0) r = 0;
+    else if (b >= 32) r = a;
+    else if (Signed) r = uint32_t(int32_t(a << (32 - b)) >> (32 - b));
+    else r = a & ((1u << b) - 1);
+    x.set(in.o[0], lane, r);
+  EMU_END_LANES
+}
+
+// mad{c}.{lo,hi}{.cc}: the product's low or high half plus c plus the carry in, carry out.
+template <class T, bool UseCarry, bool SetCarry>
+void h_madc(Exec& x, const Inst& in, uint32_t m) {
+  using W = std::conditional_t<sizeof(T) == 8, unsigned __int128, uint64_t>;
+  using SW = std::conditional_t<sizeof(T) == 8, __int128, int64_t>;
+  const bool sgn = type_signed(in.type);
+  EMU_FOR_LANES(m)
+    const T a = T(x.val(in.o[1], lane)), b = T(x.val(in.o[2], lane)), c = T(x.val(in.o[3], lane));
+    W prod;
+    if (sgn) prod = W(SW(std::make_signed_t<T>(a)) * SW(std::make_signed_t<T>(b)));
+    else prod = W(a) * W(b);
+    const T part = (in.flags & kHi) ? T(prod >> (8 * sizeof(T))) : T(prod);
+    uint64_t& cf = x.reg(in.aux, lane);
+    const T cin = UseCarry ? T(cf & 1) : T(0);
+    const W sum = W(part) + W(c) + W(cin);
+    if (SetCarry) cf = uint64_t(sum >> (8 * sizeof(T))) & 1;
+    x.set(in.o[0], lane, uint64_t(T(sum)));
+  EMU_END_LANES
+}
+
+// cvt.pack.sat.{s16,u16}.s32 d, a, b: {sat(a), sat(b)} with b in the low half;
+// cvt.pack.sat.{u8,s8,u4,s4,u2,s2}.s32.b32 d, a, b, c: (c << 2w) | (sat(a) << w) | sat(b).
+void h_cvt_pack(Exec& x, const Inst& in, uint32_t m) {
+  const uint32_t w = in.aux;  // destination bits per element
+  const bool sgn = type_signed(in.type) || in.flags == 1;
+  const int64_t lo = sgn ? -(int64_t(1) << (w - 1)) : 0;
+  const int64_t hi = sgn ? (int64_t(1) << (w - 1)) - 1 : (int64_t(1) << w) - 1;
+  const uint32_t mask = w >= 32 ? 0xFFFFFFFFu : ((1u << w) - 1);
+  EMU_FOR_LANES(m)
+    auto sat = [&](uint64_t v) {
+      const int64_t s = int64_t(int32_t(uint32_t(v)));
+      return uint32_t(std::min(hi, std::max(lo, s))) & mask;
+    };
+    uint32_t r = (sat(x.val(in.o[1], lane)) << w) | sat(x.val(in.o[2], lane));
+    if (in.o[3].kind != OK::none) r |= uint32_t(x.val(in.o[3], lane)) << (2 * w);
+    x.set(in.o[0], lane, r);
+  EMU_END_LANES
+}
+
 }  // namespace
 
 // Floating-point comparisons of f16/bf16 live with the half-precision family.
@@ -467,8 +601,75 @@ bool decode_alu(DecodeCtx& d, const PInstr& p, Inst& in) {
   if (d.has(p, "hi")) in.flags |= kHi;
   if (d.has(p, "relu")) in.flags |= kRelu;
 
-  if ((op == "add" || op == "sub") && is_int && (d.has(p, "cc") || op == "addc" || op == "subc")) {
-    return false;  // handled below
+  const bool simd16 = d.has(p, "u16x2") || d.has(p, "s16x2");
+  if (simd16 && (op == "add" || op == "sub" || op == "min" || op == "max")) {
+    ops(3);
+    const bool sg = d.has(p, "s16x2");
+    const int k = op == "add" ? 0 : op == "sub" ? 1 : op == "min" ? 2 : 3;
+#define EMU_S16(S) (k == 0 ? h_simd16<S, 0> : k == 1 ? h_simd16<S, 1> : k == 2 ? h_simd16<S, 2> : h_simd16<S, 3>)
+    in.fn = sg ? EMU_S16(true) : EMU_S16(false);
+#undef EMU_S16
+    return true;
+  }
+  if (op == "mul24" || op == "mad24") {
+    ops(op == "mul24" ? 3 : 4);
+    const bool sg = t == Type::s32;
+    in.fn = op == "mul24" ? (sg ? h_mul24<true, false> : h_mul24<false, false>)
+                          : (sg ? h_mul24<true, true> : h_mul24<false, true>);
+    return true;
+  }
+  if (op == "shf") {
+    ops(4);
+    const bool left = d.has(p, "l"), clamp = d.has(p, "clamp");
+    in.fn = left ? (clamp ? h_shf<true, true> : h_shf<true, false>) : (clamp ? h_shf<false, true> : h_shf<false, false>);
+    return true;
+  }
+  if (op == "sad") {
+    ops(4);
+    switch (t) {
+      case Type::u16: in.fn = h_sad<uint16_t>; break;
+      case Type::s16: in.fn = h_sad<int16_t>; break;
+      case Type::u32: in.fn = h_sad<uint32_t>; break;
+      case Type::s32: in.fn = h_sad<int32_t>; break;
+      case Type::u64: in.fn = h_sad<uint64_t>; break;
+      case Type::s64: in.fn = h_sad<int64_t>; break;
+      default: d.fail(p, "sad type");
+    }
+    return true;
+  }
+  if (op == "bmsk") { ops(3); in.fn = d.has(p, "clamp") ? h_bmsk<true> : h_bmsk<false>; return true; }
+  if (op == "szext") {
+    ops(3);
+    const bool clamp = d.has(p, "clamp"), sg = t == Type::s32;
+    in.fn = sg ? (clamp ? h_szext<true, true> : h_szext<true, false>) : (clamp ? h_szext<false, true> : h_szext<false, false>);
+    return true;
+  }
+  if (op == "madc" || (op == "mad" && d.has(p, "cc"))) {
+    ops(4);
+    in.aux = uint32_t(d.reg_index("%%cc"));
+    const bool use = op == "madc", cc = d.has(p, "cc");
+    if (type_bytes(t) == 8) in.fn = use ? (cc ? h_madc<uint64_t, true, true> : h_madc<uint64_t, true, false>) : h_madc<uint64_t, false, true>;
+    else in.fn = use ? (cc ? h_madc<uint32_t, true, true> : h_madc<uint32_t, true, false>) : h_madc<uint32_t, false, true>;
+    return true;
+  }
+  if (op == "cvt" && d.has(p, "pack")) {
+    // cvt.pack.sat.dtype.s32{.b32}: the destination type is the first type modifier.
+    Type dt = Type::none;
+    std::string dname;
+    for (const auto& s : p.mods) {
+      if (s == "u16" || s == "s16" || s == "u8" || s == "s8" || s == "u4" || s == "s4" || s == "u2" || s == "s2") { dname = s; break; }
+    }
+    if (dname.empty()) d.fail(p, "cvt.pack destination type");
+    in.aux = uint32_t(std::atoi(dname.c_str() + 1));
+    in.flags = dname[0] == 's' ? 1 : 0;
+    dt = Type::b32;
+    in.type = dt;
+    in.o[0] = d.op(p.ops.at(0));
+    in.o[1] = d.op(p.ops.at(1));
+    in.o[2] = d.op(p.ops.at(2));
+    if (p.ops.size() > 3) in.o[3] = d.op(p.ops[3]);
+    in.fn = h_cvt_pack;
+    return true;
   }
   if (op == "add" || op == "sub" || op == "addc" || op == "subc") {
     if (!is_int) return false;
@@ -615,7 +816,7 @@ bool decode_alu(DecodeCtx& d, const PInstr& p, Inst& in) {
     bool ok = false;
     Cmp c = parse_cmp(p.mods.at(0), &ok);
     if (!ok) d.fail(p, "unknown comparison");
-    in.flags = c;
+    in.flags = c | (d.has(p, "ftz") ? kFtz : 0u);
     if (p.mods.size() >= 3) {
       const std::string& b = p.mods[1];
       in.aux = b == "and" ? 1 : b == "or" ? 2 : b == "xor" ? 3 : 0;

@@ -85,6 +85,10 @@ void h_fun(Exec& x, const Inst& in, uint32_t m) {
     const uint64_t raw = x.val(in.o[1], lane);
     if (Op == u_neg || Op == u_abs) {  // sign-bit operations: NaN payloads pass through
       const uint64_t sign = sizeof(T) == 4 ? 0x80000000ull : 0x8000000000000000ull;
+      if (sizeof(T) == 8 && Op == u_abs && std::isnan(f64_of(raw))) {  // abs.f64: NaN unchanged
+        x.set(in.o[0], lane, raw);
+        continue;
+      }
       uint64_t r = Op == u_neg ? raw ^ sign : raw & ~sign;
       if (sizeof(T) == 4 && (in.flags & kFtz)) r = bits_of(ftz(f32_of(r)));
       x.set(in.o[0], lane, r & width_mask(sizeof(T)));
@@ -117,7 +121,7 @@ void h_testp(Exec& x, const Inst& in, uint32_t m) {
       case 1: r = std::isinf(a); break;
       case 2: r = !std::isnan(a); break;
       case 3: r = std::isnan(a); break;
-      case 4: r = std::isnormal(a); break;
+      case 4: r = std::isnormal(a) || a == 0; break;  // the ISA counts zeros as normal
       case 5: r = std::fpclassify(a) == FP_SUBNORMAL; break;
     }
     x.set(in.o[0], lane, r);
@@ -149,31 +153,35 @@ inline uint16_t f2h(double v, uint32_t flags) {
 template <bool BF, HOp Op>
 uint16_t half_op(uint16_t a, uint16_t b, uint16_t c, uint32_t flags) {
   const uint16_t sign = 0x8000;
+  auto flush = [&](uint16_t h) {  // .ftz: f16 subnormals (exponent field 0) become zero
+    return (!BF && (flags & kFtz) && (h & 0x7C00) == 0) ? uint16_t(h & sign) : h;
+  };
   switch (Op) {
-    case hop_neg: return a ^ sign;
-    case hop_abs: return a & ~sign;
+    case hop_neg: return flush(a) ^ sign;
+    case hop_abs: return flush(a) & ~sign;
     default: break;
   }
-  const double fa = h2f<BF>(a), fb = h2f<BF>(b), fc = h2f<BF>(c);
-  double r = 0;
+  a = flush(a);
+  b = flush(b);
+  c = flush(c);
+  uint16_t h = 0;
+  // Each operation rounds once, exactly (exec/fp.h), as the ISA's .rn requires.
   switch (Op) {
-    case hop_add: r = fa + fb; break;
-    case hop_sub: r = fa - fb; break;
-    case hop_mul: r = fa * fb; break;
-    case hop_fma: r = fa * fb + fc; break;
-    case hop_min: case hop_max: {
-      const bool an = std::isnan(fa), bn = std::isnan(fb);
-      if (an && bn) return BF ? 0x7FFF : 0x7FFF;
-      if ((flags & kNaN) && (an || bn)) return 0x7FFF;
-      if (an) return b;
-      if (bn) return a;
-      if (fa == fb) return ((Op == hop_min) == bool(a & sign)) ? a : b;
-      return ((Op == hop_min) == (fa < fb)) ? a : b;
-    }
+    case hop_add: h = BF ? fp::add_bf16(a, b) : fp::add_f16(a, b); break;
+    case hop_sub: h = BF ? fp::sub_bf16(a, b) : fp::sub_f16(a, b); break;
+    case hop_mul: h = BF ? fp::mul_bf16(a, b) : fp::mul_f16(a, b); break;
+    case hop_fma: h = BF ? fp::fma_bf16(a, b, c) : fp::fma_f16(a, b, c); break;
+    case hop_min: h = BF ? fp::min_bf16(a, b, flags & kNaN) : fp::min_f16(a, b, flags & kNaN); break;
+    case hop_max: h = BF ? fp::max_bf16(a, b, flags & kNaN) : fp::max_f16(a, b, flags & kNaN); break;
     default: break;
   }
-  uint16_t h = f2h<BF>(r, flags);
-  if ((flags & kRelu) && (h & sign) && !std::isnan(h2f<BF>(h))) h = 0;
+  h = flush(h);
+  const bool is_nan = BF ? ((h & 0x7F80) == 0x7F80 && (h & 0x7F)) : ((h & 0x7C00) == 0x7C00 && (h & 0x3FF));
+  if (flags & kSat) {
+    if (is_nan || (h & sign)) h = 0;
+    else if (h2f<BF>(h) > 1.0f) h = BF ? 0x3F80 : 0x3C00;
+  }
+  if ((flags & kRelu) && (h & sign) && !is_nan) h = 0;
   return h;
 }
 
@@ -211,7 +219,7 @@ void h_half_setp(Exec& x, const Inst& in, uint32_t m) {
     const float a = h2f<BF>(uint16_t(x.val(in.o[1], lane))), b = h2f<BF>(uint16_t(x.val(in.o[2], lane)));
     const bool u = std::isnan(a) || std::isnan(b);
     bool r = false;
-    switch (in.flags) {
+    switch (in.flags & 0x1F) {
       case 0: r = !u && a == b; break;
       case 1: r = !u && a != b; break;
       case 2: r = !u && a < b; break;

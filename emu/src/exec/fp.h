@@ -14,6 +14,9 @@
 // all exponent and mantissa bits set (f16 0x7fff, bf16 0x7fff, f32 0x7fffffff,
 // f64 0x7fffffffffffffff, tf32 0x7fffe000, e4m3 0x7f, e5m2 0x7f).
 //
+// .ftz is left to the caller: apply ftz_f32 (ftz_f16) to the inputs and to the result of the
+// instruction; .sat on arithmetic results likewise uses sat_f32 / sat_f64 / sat_f16.
+//
 // Requires GCC or Clang (unsigned __int128, __builtin_clzll). Header-only, C++17.
 #pragma once
 
@@ -493,6 +496,8 @@ inline uint16_t round_int_bf16(uint16_t a, Round r) { return uint16_t(detail::ro
 inline bool is_subnormal_f32(uint32_t a) { return (a & 0x7F800000u) == 0 && (a & 0x007FFFFFu) != 0; }
 /// .ftz: flush an f32 subnormal (input or result) to zero of the same sign; others unchanged.
 inline uint32_t ftz_f32(uint32_t a) { return is_subnormal_f32(a) ? (a & 0x80000000u) : a; }
+/// .ftz for f16 instructions (add.ftz.f16 etc.): flush an f16 subnormal to zero of the same sign.
+inline uint16_t ftz_f16(uint16_t a) { return ((a & 0x7C00) == 0 && (a & 0x03FF) != 0) ? uint16_t(a & 0x8000) : a; }
 /// .sat on an f32 result: clamp to [+0, 1]; NaN -> +0.
 inline uint32_t sat_f32(uint32_t a) { return uint32_t(detail::sat_core(detail::kF32, a)); }
 /// .sat on an f64 result: clamp to [+0, 1]; NaN -> +0.

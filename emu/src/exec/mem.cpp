@@ -190,6 +190,22 @@ void h_atom(Exec& x, const Inst& in, uint32_t m) {
   EMU_END_LANES
 }
 
+// Vector atomics (sm_90): atom.global.v2/v4.f32.add and red: each element added on its own.
+void h_atom_vec_f32(Exec& x, const Inst& in, uint32_t m) {
+  const uint32_t n = in.vec;
+  EMU_FOR_LANES(m)
+    const uint64_t a = address(x, in.o[1], lane);
+    uint8_t* p = x.addr(in.space, a, 4 * n, lane, true);
+    for (uint32_t i = 0; i < n; ++i) {
+      float old;
+      std::memcpy(&old, p + 4 * i, 4);
+      const float r = old + f32_of(x.val(x.vec(in.o[2], int(i)), lane));
+      std::memcpy(p + 4 * i, &r, 4);
+      if (in.o[0].kind == OK::vec) x.set(x.vec(in.o[0], int(i)), lane, bits_of(old));
+    }
+  EMU_END_LANES
+}
+
 // Packed half atomics: atom.add.noftz.{f16,f16x2,bf16,bf16x2}.
 template <bool BF, bool Packed>
 void h_atom_half(Exec& x, const Inst& in, uint32_t m) {
@@ -275,6 +291,7 @@ void h_cp_async(Exec& x, const Inst& in, uint32_t m) {
     c.src = address(x, in.o[1], lane);
     c.size = uint32_t(x.val(in.o[2], lane));
     c.src_size = in.o[3].kind != OK::none ? uint32_t(x.val(in.o[3], lane)) : c.size;
+    if (in.o[4].kind != OK::none && x.pred(in.o[4], lane)) c.src_size = 0;  // ignore-src
     if (c.src_size > c.size) x.fail("cp.async src-size larger than cp-size", lane);
     // Check both addresses now, where the instruction is.
     x.addr(Space::shared, c.dst, c.size, lane, true);
@@ -359,6 +376,13 @@ bool decode_mem(DecodeCtx& d, const PInstr& p, Inst& in) {
     in.o[2] = d.op(p.ops.at(i++), t);
     if (in.aux == a_cas) in.o[3] = d.op(p.ops.at(i++), t);
     if (in.space == Space::konst) d.fail(p, "atomic on constant memory");
+    for (const std::string& s : p.mods)
+      if (s == "v2" || s == "v4" || s == "v8") in.vec = uint8_t(s[1] - '0');
+    if (in.vec > 1) {
+      if (t != Type::f32 || in.aux != a_add) d.fail(p, "vector atomics other than .f32 add");
+      in.fn = h_atom_vec_f32;
+      return true;
+    }
     switch (t) {
       case Type::u32: case Type::b32: in.fn = h_atom<uint32_t>; break;
       case Type::s32: in.fn = h_atom<int32_t>; break;
@@ -397,9 +421,14 @@ bool decode_mem(DecodeCtx& d, const PInstr& p, Inst& in) {
     in.o[0] = d.addr(p.ops.at(0), sd);
     in.o[1] = d.addr(p.ops.at(1), ss);
     in.o[2] = d.op(p.ops.at(2));
-    if (p.ops.size() >= 4 && p.ops[3].kind != PTok::reg) in.o[3] = d.op(p.ops[3]);
-    else if (p.ops.size() >= 4 && d.reg_types.count(p.ops[3].text) && d.reg_types[p.ops[3].text] != Type::b64)
-      in.o[3] = d.op(p.ops[3]);
+    // Optional: src-size (an integer), or ignore-src (a predicate), then a cache policy (b64).
+    for (size_t i = 3; i < p.ops.size(); ++i) {
+      const PTok& t = p.ops[i];
+      const Type rt = d.reg_types.count(t.text) ? d.reg_types[t.text] : Type::u32;
+      if (rt == Type::pred) in.o[4] = d.op(t);
+      else if (rt == Type::b64 || rt == Type::u64) continue;  // cache policy: a hint
+      else in.o[3] = d.op(t);
+    }
     in.fn = h_cp_async;
     return true;
   }

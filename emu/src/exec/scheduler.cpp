@@ -398,7 +398,7 @@ uint64_t run_warp(Sched& s, Block& b, Warp& w, uint64_t budget) {
           if (!active) { ++pc; break; }
           // Lanes at one collective instruction may name different member masks (groups made
           // by __match_any_sync or a divergent __activemask): each mask is its own collective.
-          uint32_t todo = active, advanced = mask & ~active, parked_now = 0, joined = 0;
+          uint32_t todo = active, advanced = mask & ~active, parked_now = 0, joined = 0, sent_back = 0;
           while (todo) {
             const int lane0 = __builtin_ctz(todo);
             const uint32_t member = in.member_op == 0xFF ? active
@@ -416,10 +416,13 @@ uint64_t run_warp(Sched& s, Block& b, Warp& w, uint64_t budget) {
               x.fail("member mask names lanes that do not exist in this warp (partial warp)", lane0);
             if (member & w.exited)
               x.fail("member mask names lanes that have exited", __builtin_ctz(member & w.exited));
+            // bar.warp.sync may be met at different instructions (the ISA asks only for the
+            // same member mask); the data collectives meet at one instruction.
             uint32_t waiting = 0;
             for (uint32_t m = w.parked & member; m; m &= m - 1) {
               int lane = __builtin_ctz(m);
-              if (w.park_bar[lane] == -1 && w.park_pc[lane] == pc && w.park_member[lane] == member)
+              if (w.park_bar[lane] != -1 || w.park_member[lane] != member) continue;
+              if (w.park_pc[lane] == pc || (in.ctl == Ctl::warpsync && code[w.park_pc[lane]].ctl == Ctl::warpsync))
                 waiting |= 1u << lane;
             }
             if ((member & ~(group | waiting)) == 0) {
@@ -427,6 +430,10 @@ uint64_t run_warp(Sched& s, Block& b, Warp& w, uint64_t budget) {
               w.parked &= ~waiting;
               advanced |= group;
               joined |= waiting;
+              for (uint32_t m = waiting; m; m &= m - 1) {
+                const int lane = __builtin_ctz(m);
+                if (w.park_pc[lane] != pc) { w.pc[lane] = w.park_pc[lane] + 1; joined &= ~(1u << lane); sent_back |= 1u << lane; }
+              }
             } else {
               for (uint32_t m = group; m; m &= m - 1) {
                 int lane = __builtin_ctz(m);
@@ -439,7 +446,7 @@ uint64_t run_warp(Sched& s, Block& b, Warp& w, uint64_t budget) {
             }
           }
           ++pc;
-          if (parked_now || joined) {
+          if (parked_now || joined || sent_back) {
             for (uint32_t m = advanced | joined; m; m &= m - 1) w.pc[__builtin_ctz(m)] = pc;
             regroup = true;
             continue;

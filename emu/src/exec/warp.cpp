@@ -17,7 +17,7 @@ void h_shfl(Exec& x, const Inst& in, uint32_t m) {
     value[lane] = uint32_t(x.val(in.o[1], lane));
   }
   EMU_FOR_LANES(m)
-    const uint32_t b = uint32_t(x.val(in.o[2], lane)), c = uint32_t(x.val(in.o[3], lane));
+    const uint32_t b = uint32_t(x.val(in.o[2], lane)) & 31, c = uint32_t(x.val(in.o[3], lane));
     const uint32_t clamp = c & 0x1F, segmask = (c >> 8) & 0x1F;
     const uint32_t maxlane = (uint32_t(lane) & segmask) | (clamp & ~segmask);
     const uint32_t minlane = uint32_t(lane) & segmask;

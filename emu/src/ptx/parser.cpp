@@ -110,7 +110,12 @@ class Lexer {
     }
     if (ident_char(c)) {
       size_t j = i_;
-      while (j < s_.size() && ident_char(s_[j])) ++j;
+      // Qualifiers such as .shared::cta and .L2::evict_last keep their "::".
+      while (j < s_.size() && (ident_char(s_[j]) || (s_[j] == ':' && j + 1 < s_.size() && s_[j + 1] == ':' &&
+                                                     j + 2 < s_.size() && ident_char(s_[j + 2])))) {
+        if (s_[j] == ':') j += 2;
+        else ++j;
+      }
       t.kind = Tok::ident;
       t.text = s_.substr(i_, j - i_);
       i_ = j;

@@ -1111,3 +1111,16 @@ extern "C" int gpu100_emu_unimplemented(const char* name) {
   say(std::string(name) + " is not implemented by the emulator");
   return set_error(cudaErrorNotSupported);
 }
+
+// The emulator's counters, for emu/bench (looked up with dlsym; absent from the real runtime).
+struct Gpu100EmuStats {
+  unsigned long long launches, warp_instructions, thread_instructions;
+  double cpu_seconds;
+};
+extern "C" void gpu100_emu_stats(Gpu100EmuStats* out) {
+  const Stats& s = stats();
+  out->launches = s.launches;
+  out->warp_instructions = s.warp_instructions;
+  out->thread_instructions = s.thread_instructions;
+  out->cpu_seconds = s.cpu_seconds;
+}

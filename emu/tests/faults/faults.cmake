@@ -1,0 +1,106 @@
+# Planted-bug tests (see CMakeLists.txt for gpu100_emu_fault). Each program commits one bug and
+# exits 1 when the runtime returned the hardware's error for it; most also take --fixed, the
+# same kernel with the bug corrected, which must exit 0 with a clean stderr.
+#
+# The regexes name the exact source line of the planted bug. Rather than hard-code numbers that
+# drift whenever a file is edited, the line is found from the marker comment "PLANTED" (written
+# exactly once in each program, on the faulting line).
+
+set(fault_dir ${CMAKE_CURRENT_SOURCE_DIR})
+set(fault_idx "[0-9]+,[0-9]+,[0-9]+")
+
+# The line number of the PLANTED marker in NAME.cu.
+function(fault_marker_line out name)
+  set(src ${fault_dir}/${name}.cu)
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${src})
+  file(READ ${src} text)
+  string(FIND "${text}" "PLANTED" pos)
+  if(pos LESS 0)
+    message(FATAL_ERROR "${name}.cu has no PLANTED marker")
+  endif()
+  string(SUBSTRING "${text}" 0 ${pos} before)
+  string(REGEX REPLACE "[^\n]" "" newlines "${before}")
+  string(LENGTH "${newlines}" n)
+  math(EXPR line "${n} + 1")
+  set(${out} ${line} PARENT_SCOPE)
+endfunction()
+
+# The control: `fault_NAME --fixed` must exit 0 and print only its own "ok" line (the ^ anchor:
+# no emulator message may come before it).
+function(fault_fixed name)
+  add_test(NAME emu.fault.${name}.fixed
+           COMMAND ${CMAKE_COMMAND} -DEXPECT=0 "-DMATCH=^${name} --fixed: ok\n" -P ${GPU100_CHECK_EXIT}
+                   -- $<TARGET_FILE:fault_${name}> --fixed)
+  set_tests_properties(emu.fault.${name}.fixed PROPERTIES LABELS emu TIMEOUT 120
+                       ENVIRONMENT "LD_LIBRARY_PATH=${GPU100_EMU_LIB_DIR}")
+endfunction()
+
+# A fault inside a kernel. The emulator's explanation must come first and be complete:
+#   gpu100 emulator: kernel <KERNEL (mangled)>, block (BLOCK) thread (THREAD), '<INST...>' at
+#   NAME.cu:<PLANTED line>: <WHAT>
+# followed by the program's own line naming the ERROR the runtime returned.
+#   fault_kernel(NAME KERNEL k BLOCK "x,y,z" THREAD "x,y,z" INST regex WHAT regex ERROR name [FIXED])
+function(fault_kernel name)
+  cmake_parse_arguments(PARSE_ARGV 1 F "FIXED" "KERNEL;BLOCK;THREAD;INST;WHAT;ERROR" "")
+  fault_marker_line(line ${name})
+  set(re "^gpu100 emulator: kernel _Z[0-9]+${F_KERNEL}[A-Za-z0-9_]*, ")
+  string(APPEND re "block \\(${F_BLOCK}\\) thread \\(${F_THREAD}\\), ")
+  string(APPEND re "'${F_INST}[^']*' at ${name}\\.cu:${line}: ${F_WHAT}")
+  string(APPEND re "[^\n]*\n${name}: ${F_ERROR} \\(")
+  gpu100_emu_fault(${name} "${re}")
+  if(F_FIXED)
+    fault_fixed(${name})
+  endif()
+endfunction()
+
+# A mistake the runtime refuses before any kernel runs: the program's line must be the first
+# thing on stderr (no kernel explanation) and name ERROR.
+function(fault_api name error)
+  cmake_parse_arguments(PARSE_ARGV 2 F "FIXED" "" "")
+  gpu100_emu_fault(${name} "^${name}: ${error} \\(")
+  if(F_FIXED)
+    fault_fixed(${name})
+  endif()
+endfunction()
+
+# --- global memory ------------------------------------------------------------------------------
+fault_kernel(oob_load KERNEL k_scale BLOCK "3,0,0" THREAD "232,0,0"
+  INST "ld\\.global(\\.nc)?\\.f32 "
+  WHAT "out-of-bounds global load of 4 bytes \\(0 bytes past the end of a cudaMalloc allocation of 4000 bytes at 0x[0-9a-f]+\\) at address 0x[0-9a-f]+"
+  ERROR cudaErrorIllegalAddress FIXED)
+fault_kernel(oob_store KERNEL k_shift_left BLOCK "0,0,0" THREAD "0,0,0"
+  INST "st\\.global\\.f32 "
+  WHAT "out-of-bounds global store of 4 bytes \\(4 bytes before a cudaMalloc allocation of 3996 bytes at 0x[0-9a-f]+\\) at address 0x[0-9a-f]+"
+  ERROR cudaErrorIllegalAddress FIXED)
+fault_kernel(use_after_free KERNEL k_add_one BLOCK "0,0,0" THREAD "0,0,0"
+  INST "ld\\.global(\\.nc)?\\.u32 "
+  WHAT "out-of-bounds global load of 4 bytes \\(.*\\) at address 0x[0-9a-f]+"
+  ERROR cudaErrorIllegalAddress FIXED)
+fault_kernel(host_pointer KERNEL k_square BLOCK "0,0,0" THREAD "0,0,0"
+  INST "ld\\.global(\\.nc)?\\.f32 "
+  WHAT "out-of-bounds global load of 4 bytes \\(.*\\) at address 0x[0-9a-f]+"
+  ERROR cudaErrorIllegalAddress FIXED)
+
+# --- shared and local memory --------------------------------------------------------------------
+fault_kernel(smem_static KERNEL k_pair_sum BLOCK "0,0,0" THREAD "127,0,0"
+  INST "ld\\.shared\\.f32 "
+  WHAT "shared memory access outside the block's 512 bytes at address 0x200"
+  ERROR cudaErrorIllegalAddress FIXED)
+fault_kernel(smem_dynamic KERNEL k_diff BLOCK "0,0,0" THREAD "127,0,0"
+  INST "st\\.shared\\.f32 "
+  WHAT "shared memory access outside the block's 512 bytes at address 0x200"
+  ERROR cudaErrorIllegalAddress FIXED)
+fault_kernel(local_oob KERNEL k_histogram BLOCK "0,0,0" THREAD "37,0,0"
+  INST "ld\\.local\\.u32 "
+  WHAT "local memory access outside the thread's 32 bytes at address 0x20"
+  ERROR cudaErrorIllegalAddress FIXED)
+
+# --- alignment ----------------------------------------------------------------------------------
+fault_kernel(misaligned_float4 KERNEL k_copy4 BLOCK "0,0,0" THREAD "0,0,0"
+  INST "ld\\.global(\\.nc)?\\.v4\\.[bfu]32 "
+  WHAT "misaligned 16-byte load at address 0x[0-9a-f]*4"
+  ERROR cudaErrorMisalignedAddress FIXED)
+fault_kernel(misaligned_store8 KERNEL k_pack BLOCK "0,0,0" THREAD "0,0,0"
+  INST "st\\.global\\.u64 "
+  WHAT "misaligned 8-byte store at address 0x[0-9a-f]*4"
+  ERROR cudaErrorMisalignedAddress FIXED)

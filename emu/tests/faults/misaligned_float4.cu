@@ -1,0 +1,79 @@
+// Planted bug: a misaligned float4 load. A vectorized copy reinterprets in + offset as float4*
+// for a sub-range that starts at element 1, an address only 4-byte aligned, so thread 0 of
+// block 0 issues a 16-byte load at an address 4 bytes past a 16-byte boundary. Expected:
+// cudaErrorMisalignedAddress and the emulator naming that load. --fixed: the sub-range starts at
+// element 4 (16-byte aligned) and the copy is exact.
+#include <cuda_runtime.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+static void require_device() {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
+    std::printf("SKIP: no CUDA device\n");
+    std::exit(77);
+  }
+}
+
+// A bad configuration is reported at once; a fault inside the kernel, on hardware, only at the
+// next synchronization (the emulator already knows at the launch). Either way one of the two.
+static cudaError_t launch_result() {
+  const cudaError_t e = cudaGetLastError();
+  return e != cudaSuccess ? e : cudaDeviceSynchronize();
+}
+
+// Exit 1 (the status the test expects) only for the expected error; 0 when the bug went
+// unnoticed, so the test fails; 2 for a different error.
+static int verdict(const char* what, cudaError_t got, cudaError_t want) {
+  std::fprintf(stderr, "%s: %s (%s)\n", what, cudaGetErrorName(got), cudaGetErrorString(got));
+  if (got == want) return 1;
+  std::fprintf(stderr, "%s: expected %s\n", what, cudaGetErrorName(want));
+  return got == cudaSuccess ? 0 : 2;
+}
+
+#define CHECK(call)                                                                     \
+  do {                                                                                  \
+    const cudaError_t e_ = (call);                                                      \
+    if (e_ != cudaSuccess) {                                                            \
+      std::fprintf(stderr, "%s failed: %s\n", #call, cudaGetErrorName(e_));             \
+      std::exit(2);                                                                     \
+    }                                                                                   \
+  } while (0)
+
+constexpr int kVecs = 256;
+constexpr int kBlock = 64;
+
+__global__ void k_copy4(const float* in, float4* out, int offset) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  const float4* src = reinterpret_cast<const float4*>(in + offset);
+  out[i] = src[i];  // PLANTED: in + 1 is not 16-byte aligned
+}
+
+int main(int argc, char** argv) {
+  require_device();
+  const bool fixed = argc > 1 && std::strcmp(argv[1], "--fixed") == 0;
+  const int offset = fixed ? 4 : 1;
+  const int n = kVecs * 4 + 4;  // room for either offset
+  std::vector<float> h(n);
+  for (int i = 0; i < n; ++i) h[i] = float(i) * 0.5f;
+  float* in = nullptr;
+  float4* out = nullptr;
+  CHECK(cudaMalloc(&in, n * sizeof(float)));
+  CHECK(cudaMalloc(&out, kVecs * sizeof(float4)));
+  CHECK(cudaMemcpy(in, h.data(), n * sizeof(float), cudaMemcpyHostToDevice));
+  k_copy4<<<kVecs / kBlock, kBlock>>>(in, out, offset);
+  if (!fixed) return verdict("misaligned_float4", launch_result(), cudaErrorMisalignedAddress);
+  CHECK(launch_result());
+  std::vector<float> got(kVecs * 4);
+  CHECK(cudaMemcpy(got.data(), out, got.size() * sizeof(float), cudaMemcpyDeviceToHost));
+  for (int i = 0; i < kVecs * 4; ++i)
+    if (got[i] != h[offset + i]) {
+      std::fprintf(stderr, "misaligned_float4 --fixed: out[%d] = %g, expected %g\n", i, got[i], h[offset + i]);
+      return 3;
+    }
+  std::fprintf(stderr, "misaligned_float4 --fixed: ok\n");
+  return 0;
+}
