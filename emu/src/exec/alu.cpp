@@ -333,6 +333,27 @@ void h_mov_reg(Exec& x, const Inst& in, uint32_t m) {
   if (m == 0xFFFFFFFFu) { std::memcpy(d, s, 32 * 8); return; }
   EMU_FOR_LANES(m) d[lane] = s[lane]; EMU_END_LANES
 }
+// mov from a special register: the common ones without a per-lane dispatch.
+void h_mov_sreg(Exec& x, const Inst& in, uint32_t m) {
+  uint64_t* d = x.w->r + size_t(in.o[0].reg) * 32;
+  const uint32_t base = x.w->index * 32;
+  const Dim3& bd = x.l->block;
+  switch (in.o[1].reg) {
+    case sr_tid_x:
+      if (bd.y == 1 && bd.z == 1) { EMU_FOR_LANES(m) d[lane] = base + uint32_t(lane); EMU_END_LANES }
+      else { EMU_FOR_LANES(m) d[lane] = (base + uint32_t(lane)) % bd.x; EMU_END_LANES }
+      return;
+    case sr_laneid: EMU_FOR_LANES(m) d[lane] = uint32_t(lane); EMU_END_LANES return;
+    case sr_ntid_x: case sr_ntid_y: case sr_ntid_z: case sr_ctaid_x: case sr_ctaid_y: case sr_ctaid_z:
+    case sr_nctaid_x: case sr_nctaid_y: case sr_nctaid_z: {
+      const uint64_t v = x.sreg(in.o[1].reg, __builtin_ctz(m));  // the same for every lane
+      EMU_FOR_LANES(m) d[lane] = v; EMU_END_LANES
+      return;
+    }
+    default: EMU_FOR_LANES(m) d[lane] = x.sreg(in.o[1].reg, lane); EMU_END_LANES
+  }
+}
+
 void h_mov_imm(Exec& x, const Inst& in, uint32_t m) {
   uint64_t* d = x.w->r + size_t(in.o[0].reg) * 32;
   EMU_FOR_LANES(m) d[lane] = in.o[1].imm; EMU_END_LANES
@@ -807,6 +828,8 @@ bool decode_alu(DecodeCtx& d, const PInstr& p, Inst& in) {
     else if (in.o[0].kind == OK::reg && in.o[1].kind == OK::imm) {
       if (type_bytes(t) < 8 && t != Type::pred) in.o[1].imm &= width_mask(type_bytes(t));
       in.fn = h_mov_imm;
+    } else if (in.o[0].kind == OK::reg && in.o[1].kind == OK::sreg) {
+      in.fn = h_mov_sreg;
     } else in.fn = h_mov;
     return true;
   }

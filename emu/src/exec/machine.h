@@ -2,7 +2,9 @@
 // Exec context every instruction handler receives.
 #pragma once
 #include <cstdint>
+#include <array>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -63,7 +65,12 @@ struct Warp {
   int8_t park_bar[32] = {};      // barrier id a parked lane waits at, -1 for a collective
   uint32_t park_member[32] = {}; // the member mask of the collective a parked lane waits at
   uint32_t call_depth[32] = {};
-  std::vector<uint32_t> ret_stack[32];
+  // Return addresses of device-function calls, per lane; allocated by the first call.
+  std::unique_ptr<std::array<std::vector<uint32_t>, 32>> calls;
+  std::vector<uint32_t>& ret_stack(int lane) {
+    if (!calls) calls = std::make_unique<std::array<std::vector<uint32_t>, 32>>();
+    return (*calls)[size_t(lane)];
+  }
   uint8_t* local = nullptr;      // local memory of lane 0; lane l at local + l * local_bytes
   uint64_t steps = 0;
   bool done() const { return ((exited | ~valid)) == 0xFFFFFFFFu; }
@@ -120,17 +127,17 @@ struct Exec {
   uint64_t sreg(uint32_t id, int lane) const;
 
   // The value of a source operand for a lane, as raw bits.
-  uint64_t val(const Operand& o, int lane) const {
+  __attribute__((always_inline)) uint64_t val(const Operand& o, int lane) const {
     if (o.kind == OK::reg) return w->r[o.reg * 32 + lane];
     if (o.kind == OK::imm) return o.imm;
     return val_slow(o, lane);
   }
   uint64_t val_slow(const Operand& o, int lane) const;
-  bool pred(const Operand& o, int lane) const {
+  __attribute__((always_inline)) bool pred(const Operand& o, int lane) const {
     bool v = val(o, lane) & 1;
     return o.neg ? !v : v;
   }
-  void set(const Operand& o, int lane, uint64_t v) {
+  __attribute__((always_inline)) void set(const Operand& o, int lane, uint64_t v) {
     if (o.kind == OK::reg) w->r[o.reg * 32 + lane] = v;
     else if (o.kind != OK::sink && o.kind != OK::none) bad_dest(o);
   }
@@ -139,7 +146,7 @@ struct Exec {
 
   // Memory, with checks. `space` is the instruction's state space; addresses of the generic
   // space are resolved to global, shared or local here.
-  uint8_t* addr(Space space, uint64_t a, uint32_t size, int lane, bool write) {
+  __attribute__((always_inline)) uint8_t* addr(Space space, uint64_t a, uint32_t size, int lane, bool write) {
     // Fast path: an aligned global access inside the allocation of the previous one.
     if (space == Space::global && !(a & (size - 1))) {
       const Allocation* al = memory().cached();

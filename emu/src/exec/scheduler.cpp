@@ -251,12 +251,10 @@ uint64_t run_warp(Sched& s, Block& b, Warp& w, uint64_t budget) {
       g_thread_instructions += uint32_t(__builtin_popcount(mask));
       uint32_t active = mask;
       if (in.guard >= 0) {
-        active = 0;
         const uint64_t* pr = w.r + size_t(in.guard) * 32;
-        for (uint32_t m = mask; m; m &= m - 1) {
-          int lane = __builtin_ctz(m);
-          if (bool(pr[lane] & 1) != in.guard_neg) active |= 1u << lane;
-        }
+        uint32_t truth = 0;
+        for (int lane = 0; lane < 32; ++lane) truth |= uint32_t(pr[lane] & 1) << lane;
+        active = mask & (in.guard_neg ? ~truth : truth);
       }
       switch (in.ctl) {
         case Ctl::normal:
@@ -307,8 +305,8 @@ uint64_t run_warp(Sched& s, Block& b, Warp& w, uint64_t budget) {
                 uint8_t* local = w.local + size_t(lane) * s.k.local_bytes;
                 for (size_t i = 0; i < c.arg_slots.size(); ++i)
                   std::memmove(local + c.param_slots[i], local + c.arg_slots[i], c.sizes[i]);
-                if (w.ret_stack[lane].size() > 1000) x.fail("call depth beyond 1000", lane);
-                w.ret_stack[lane].push_back(pc + 1);
+                if (w.ret_stack(lane).size() > 1000) x.fail("call depth beyond 1000", lane);
+                w.ret_stack(lane).push_back(pc + 1);
                 w.pc[lane] = in.target;
               } else {
                 w.pc[lane] = pc + 1;
@@ -324,12 +322,12 @@ uint64_t run_warp(Sched& s, Block& b, Warp& w, uint64_t budget) {
             for (uint32_t m = mask; m; m &= m - 1) {
               int lane = __builtin_ctz(m);
               if ((active >> lane) & 1) {
-                if (w.ret_stack[lane].empty()) {  // ret from the kernel itself
+                if (w.ret_stack(lane).empty()) {  // ret from the kernel itself
                   w.exited |= 1u << lane;
                   ++b.exited_threads;
                 } else {
-                  const uint32_t back = w.ret_stack[lane].back();
-                  w.ret_stack[lane].pop_back();
+                  const uint32_t back = w.ret_stack(lane).back();
+                  w.ret_stack(lane).pop_back();
                   const CallSite& c = s.k.calls[code[back - 1].aux];
                   if (c.ret_slot >= 0 && c.callee_ret_slot >= 0) {
                     uint8_t* local = w.local + size_t(lane) * s.k.local_bytes;
@@ -500,13 +498,18 @@ void init_block(Sched& s, Block& b, uint32_t linear) {
   b.exited_threads = 0;
   for (auto& bar : b.bars) bar = Barrier{};
   const uint32_t nw = l.warps_per_block;
-  b.regs.assign(size_t(s.k.nregs) * 32 * nw, 0);
+  // Registers and local memory start undefined on hardware; a reused slot keeps its previous
+  // block's values rather than paying to clear them (only fresh storage is zeroed).
+  const size_t nregs = size_t(s.k.nregs) * 32 * nw, nlocal = size_t(s.k.local_bytes) * 32 * nw;
+  if (b.regs.size() != nregs) b.regs.assign(nregs, 0);
+  if (b.local.size() != nlocal) b.local.assign(nlocal, 0);
   b.shared.assign(l.smem_bytes, 0);
-  b.local.assign(size_t(s.k.local_bytes) * 32 * nw, 0);
   b.warps.resize(nw);
   for (uint32_t i = 0; i < nw; ++i) {
     Warp& w = b.warps[i];
-    w = Warp{};
+    w.exited = w.parked = 0;
+    w.calls.reset();
+    std::fill(std::begin(w.pc), std::end(w.pc), 0u);
     w.block = &b;
     w.index = i;
     w.r = b.regs.data() + size_t(s.k.nregs) * 32 * i;

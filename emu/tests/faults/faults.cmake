@@ -36,17 +36,24 @@ function(fault_fixed name)
 endfunction()
 
 # A fault inside a kernel. The emulator's explanation must come first and be complete:
-#   gpu100 emulator: kernel <KERNEL (mangled)>, block (BLOCK) thread (THREAD), '<INST...>' at
+#   gpu100 emulator: kernel <KERNEL, mangled>, block (BLOCK) thread (THREAD), '<INST...>' at
 #   NAME.cu:<PLANTED line>: <WHAT>
-# followed by the program's own line naming the ERROR the runtime returned.
-#   fault_kernel(NAME KERNEL k BLOCK "x,y,z" THREAD "x,y,z" INST regex WHAT regex ERROR name [FIXED])
+# followed by the program's own line naming the ERROR the runtime returned (or, with REPORT,
+# by lines matching REPORT). The location must name the program's line; it may say more (an
+# inlined header frame before it), but a header line alone does not pass.
+#   fault_kernel(NAME KERNEL k BLOCK "x,y,z" THREAD "x,y,z" INST regex WHAT regex
+#                ERROR name [REPORT regex] [FIXED])
 function(fault_kernel name)
-  cmake_parse_arguments(PARSE_ARGV 1 F "FIXED" "KERNEL;BLOCK;THREAD;INST;WHAT;ERROR" "")
+  cmake_parse_arguments(PARSE_ARGV 1 F "FIXED" "KERNEL;BLOCK;THREAD;INST;WHAT;ERROR;REPORT" "")
   fault_marker_line(line ${name})
   set(re "^gpu100 emulator: kernel _Z[0-9]+${F_KERNEL}[A-Za-z0-9_]*, ")
   string(APPEND re "block \\(${F_BLOCK}\\) thread \\(${F_THREAD}\\), ")
-  string(APPEND re "'${F_INST}[^']*' at ${name}\\.cu:${line}: ${F_WHAT}")
-  string(APPEND re "[^\n]*\n${name}: ${F_ERROR} \\(")
+  string(APPEND re "'${F_INST}[^']*' at ([^\n]*[ (])?${name}\\.cu:${line}([^0-9][^\n]*)?: ${F_WHAT}")
+  if(F_REPORT)
+    string(APPEND re "[^\n]*\n${F_REPORT}")
+  else()
+    string(APPEND re "[^\n]*\n${name}: ${F_ERROR} \\(")
+  endif()
   gpu100_emu_fault(${name} "${re}")
   if(F_FIXED)
     fault_fixed(${name})
@@ -104,3 +111,63 @@ fault_kernel(misaligned_store8 KERNEL k_pack BLOCK "0,0,0" THREAD "0,0,0"
   INST "st\\.global\\.u64 "
   WHAT "misaligned 8-byte store at address 0x[0-9a-f]*4"
   ERROR cudaErrorMisalignedAddress FIXED)
+
+# --- barriers -----------------------------------------------------------------------------------
+fault_kernel(syncthreads_branch KERNEL k_block_sum BLOCK "0,0,0" THREAD "0,0,0"
+  INST "bar\\.sync 0"
+  WHAT "deadlock: barrier 0 waits for 128 threads but only 64 can arrive \\(64 threads of the block have exited\\): not every thread reaches the barrier"
+  ERROR cudaErrorLaunchFailure FIXED)
+fault_kernel(bar_count KERNEL k_reverse BLOCK "0,0,0" THREAD "64,0,0"
+  INST "bar\\.sync 1, 64"
+  WHAT "barrier 1 reached with thread count 64 while 96 expected"
+  ERROR cudaErrorIllegalInstruction FIXED)
+
+# --- warp collectives ---------------------------------------------------------------------------
+fault_kernel(shfl_mask_excludes KERNEL k_half_sums BLOCK "0,0,0" THREAD "16,0,0"
+  INST "shfl\\.sync\\.bfly\\.b32 "
+  WHAT "a thread executes a collective whose member mask does not include it"
+  ERROR cudaErrorIllegalInstruction FIXED)
+fault_kernel(shfl_exited KERNEL k_warp_sums BLOCK "0,0,0" THREAD "48,0,0"
+  INST "shfl\\.sync\\.bfly\\.b32 "
+  WHAT "member mask names lanes that have exited"
+  ERROR cudaErrorIllegalInstruction FIXED)
+fault_kernel(shfl_src_outside KERNEL k_lower_half_sums BLOCK "0,0,0" THREAD "8,0,0"
+  INST "shfl\\.sync\\.down\\.b32 "
+  WHAT "shfl\\.sync reads lane 16, which is not in the member mask"
+  ERROR cudaErrorIllegalInstruction FIXED)
+fault_kernel(syncwarp_masks KERNEL k_swap_pairs BLOCK "0,0,0" THREAD "16,0,0"
+  INST "bar\\.warp\\.sync "
+  WHAT "deadlock: a collective waits for lanes of its member mask that never arrive"
+  ERROR cudaErrorLaunchFailure FIXED)
+fault_kernel(partial_warp_mask KERNEL k_warp_totals BLOCK "0,0,0" THREAD "32,0,0"
+  INST "redux\\.sync\\.add\\.[su]32 "
+  WHAT "member mask names lanes that do not exist in this warp \\(partial warp\\)"
+  ERROR cudaErrorIllegalInstruction FIXED)
+
+# --- aborts -------------------------------------------------------------------------------------
+fault_kernel(device_assert KERNEL k_checked_sqrt BLOCK "0,0,0" THREAD "77,0,0"
+  INST ""
+  WHAT "device-side assertion failed"
+  ERROR cudaErrorAssert FIXED)
+fault_kernel(trap KERNEL k_divide BLOCK "0,0,0" THREAD "40,0,0"
+  INST "trap"
+  WHAT "trap"
+  ERROR cudaErrorIllegalInstruction FIXED)
+
+# --- read-only memory ---------------------------------------------------------------------------
+fault_kernel(const_write KERNEL k_decay BLOCK "0,0,0" THREAD "0,0,0"
+  INST "st(\\.global)?\\.f32 "
+  WHAT "store to read-only __constant__ c_coef at address 0x[0-9a-f]+"
+  ERROR cudaErrorIllegalAddress FIXED)
+
+# --- launches the runtime refuses ---------------------------------------------------------------
+fault_api(coop_too_large cudaErrorCooperativeLaunchTooLarge FIXED)
+fault_api(too_many_threads cudaErrorInvalidConfiguration FIXED)
+fault_api(dyn_smem_optin cudaErrorInvalidValue FIXED)
+
+# --- sticky errors ------------------------------------------------------------------------------
+fault_kernel(sticky KERNEL k_negate BLOCK "0,0,0" THREAD "64,0,0"
+  INST "ld\\.global(\\.nc)?\\.u32 "
+  WHAT "out-of-bounds global load of 4 bytes \\(0 bytes past the end of a cudaMalloc allocation of 256 bytes"
+  REPORT "sticky: the launch returned cudaErrorIllegalAddress\nsticky: cudaMemcpy returned cudaErrorIllegalAddress\nsticky: cudaMalloc returned cudaErrorIllegalAddress\nsticky: a correct launch returned cudaErrorIllegalAddress\nsticky: cudaGetLastError returned cudaErrorIllegalAddress\nsticky: cudaDeviceSynchronize returned cudaErrorIllegalAddress\nsticky: cudaErrorIllegalAddress from every call\n"
+  FIXED)

@@ -1,0 +1,80 @@
+// Planted bug: a full-warp member mask in a partial warp. A block of 48 threads has a second
+// warp of only 16 lanes, yet every warp sums its values with __reduce_add_sync(0xffffffff, v),
+// naming lanes 16-31 of warp 1 that do not exist. Expected: cudaErrorIllegalInstruction and the
+// emulator saying the mask names lanes absent from the (partial) warp, at thread 32.
+// --fixed: the mask covers only the lanes the warp has, and both sums are right.
+#include <cuda_runtime.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+static void require_device() {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
+    std::printf("SKIP: no CUDA device\n");
+    std::exit(77);
+  }
+}
+
+// A bad configuration is reported at once; a fault inside the kernel, on hardware, only at the
+// next synchronization (the emulator already knows at the launch). Either way one of the two.
+static cudaError_t launch_result() {
+  const cudaError_t e = cudaGetLastError();
+  return e != cudaSuccess ? e : cudaDeviceSynchronize();
+}
+
+// Exit 1 (the status the test expects) only for the expected error; 0 when the bug went
+// unnoticed, so the test fails; 2 for a different error.
+static int verdict(const char* what, cudaError_t got, cudaError_t want) {
+  std::fprintf(stderr, "%s: %s (%s)\n", what, cudaGetErrorName(got), cudaGetErrorString(got));
+  if (got == want) return 1;
+  std::fprintf(stderr, "%s: expected %s\n", what, cudaGetErrorName(want));
+  return got == cudaSuccess ? 0 : 2;
+}
+
+#define CHECK(call)                                                                     \
+  do {                                                                                  \
+    const cudaError_t e_ = (call);                                                      \
+    if (e_ != cudaSuccess) {                                                            \
+      std::fprintf(stderr, "%s failed: %s\n", #call, cudaGetErrorName(e_));             \
+      std::exit(2);                                                                     \
+    }                                                                                   \
+  } while (0)
+
+constexpr int kThreads = 48;
+
+__global__ void k_warp_totals(const int* in, int* out, int fixed) {
+  const int t = threadIdx.x, lane = t & 31;
+  const int lanes = min(32, int(blockDim.x) - (t & ~31));  // lanes this warp has
+  const unsigned mask = fixed && lanes < 32 ? (1u << lanes) - 1 : 0xFFFFFFFFu;
+  const int sum = __reduce_add_sync(mask, in[t]);  // PLANTED: warp 1 has no lanes 16-31
+  if (lane == 0) out[t / 32] = sum;
+}
+
+int main(int argc, char** argv) {
+  require_device();
+  const bool fixed = argc > 1 && std::strcmp(argv[1], "--fixed") == 0;
+  int h[kThreads];
+  for (int i = 0; i < kThreads; ++i) h[i] = i % 5 + 2 * i;
+  int *in = nullptr, *out = nullptr;
+  CHECK(cudaMalloc(&in, sizeof h));
+  CHECK(cudaMalloc(&out, 2 * sizeof(int)));
+  CHECK(cudaMemcpy(in, h, sizeof h, cudaMemcpyHostToDevice));
+  k_warp_totals<<<1, kThreads>>>(in, out, fixed);
+  if (!fixed) return verdict("partial_warp_mask", launch_result(), cudaErrorIllegalInstruction);
+  CHECK(launch_result());
+  int got[2];
+  CHECK(cudaMemcpy(got, out, sizeof got, cudaMemcpyDeviceToHost));
+  for (int w = 0; w < 2; ++w) {
+    int want = 0;
+    for (int i = w * 32; i < kThreads && i < w * 32 + 32; ++i) want += h[i];
+    if (got[w] != want) {
+      std::fprintf(stderr, "partial_warp_mask --fixed: warp %d sum %d, expected %d\n", w, got[w], want);
+      return 3;
+    }
+  }
+  std::fprintf(stderr, "partial_warp_mask --fixed: ok\n");
+  return 0;
+}

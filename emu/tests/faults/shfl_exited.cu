@@ -1,0 +1,82 @@
+// Planted bug: a shuffle whose member mask names lanes that have exited. A warp sum over n = 48
+// values returns early in the threads past the data (lanes 16-31 of warp 1) and then shuffles
+// with the full mask 0xffffffff. Expected: cudaErrorIllegalInstruction and the emulator saying
+// the mask names exited lanes (lane 16 of warp 1 is thread 48). --fixed: no early return; the
+// threads past the data contribute 0 and both warp sums are right.
+#include <cuda_runtime.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <algorithm>
+#include <vector>
+
+static void require_device() {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
+    std::printf("SKIP: no CUDA device\n");
+    std::exit(77);
+  }
+}
+
+// A bad configuration is reported at once; a fault inside the kernel, on hardware, only at the
+// next synchronization (the emulator already knows at the launch). Either way one of the two.
+static cudaError_t launch_result() {
+  const cudaError_t e = cudaGetLastError();
+  return e != cudaSuccess ? e : cudaDeviceSynchronize();
+}
+
+// Exit 1 (the status the test expects) only for the expected error; 0 when the bug went
+// unnoticed, so the test fails; 2 for a different error.
+static int verdict(const char* what, cudaError_t got, cudaError_t want) {
+  std::fprintf(stderr, "%s: %s (%s)\n", what, cudaGetErrorName(got), cudaGetErrorString(got));
+  if (got == want) return 1;
+  std::fprintf(stderr, "%s: expected %s\n", what, cudaGetErrorName(want));
+  return got == cudaSuccess ? 0 : 2;
+}
+
+#define CHECK(call)                                                                     \
+  do {                                                                                  \
+    const cudaError_t e_ = (call);                                                      \
+    if (e_ != cudaSuccess) {                                                            \
+      std::fprintf(stderr, "%s failed: %s\n", #call, cudaGetErrorName(e_));             \
+      std::exit(2);                                                                     \
+    }                                                                                   \
+  } while (0)
+
+constexpr int kN = 48;
+constexpr int kThreads = 64;
+
+__global__ void k_warp_sums(const int* in, int* out, int n, int fixed) {
+  const int i = threadIdx.x, lane = i & 31;
+  if (!fixed && i >= n) return;  // lanes past the data leave early
+  int v = i < n ? in[i] : 0;
+  for (int d = 16; d > 0; d /= 2) v += __shfl_xor_sync(0xFFFFFFFFu, v, d);  // PLANTED: the mask still names them
+  if (lane == 0) out[i / 32] = v;
+}
+
+int main(int argc, char** argv) {
+  require_device();
+  const bool fixed = argc > 1 && std::strcmp(argv[1], "--fixed") == 0;
+  int h[kN];
+  for (int i = 0; i < kN; ++i) h[i] = 3 * i + 1;
+  int *in = nullptr, *out = nullptr;
+  CHECK(cudaMalloc(&in, sizeof h));
+  CHECK(cudaMalloc(&out, 2 * sizeof(int)));
+  CHECK(cudaMemcpy(in, h, sizeof h, cudaMemcpyHostToDevice));
+  k_warp_sums<<<1, kThreads>>>(in, out, kN, fixed);
+  if (!fixed) return verdict("shfl_exited", launch_result(), cudaErrorIllegalInstruction);
+  CHECK(launch_result());
+  int got[2];
+  CHECK(cudaMemcpy(got, out, sizeof got, cudaMemcpyDeviceToHost));
+  for (int w = 0; w < 2; ++w) {
+    int want = 0;
+    for (int i = w * 32; i < std::min(kN, w * 32 + 32); ++i) want += h[i];
+    if (got[w] != want) {
+      std::fprintf(stderr, "shfl_exited --fixed: warp %d sum %d, expected %d\n", w, got[w], want);
+      return 3;
+    }
+  }
+  std::fprintf(stderr, "shfl_exited --fixed: ok\n");
+  return 0;
+}

@@ -1,0 +1,80 @@
+// Planted bug: a shuffle that reads from a lane outside its member mask. Lanes 0-15 of a warp
+// reduce their values with __shfl_down_sync(0x0000ffff, v, d) but leave the width at its default
+// of 32, so at d = 8 lane 8 reads lane 16, which is not a member. (Width 16 would have kept the
+// source inside the half: past the segment the lane keeps its own value.) Expected:
+// cudaErrorIllegalInstruction and the emulator naming the lane read. --fixed: width 16, and the
+// half-warp sums are right.
+#include <cuda_runtime.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+static void require_device() {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
+    std::printf("SKIP: no CUDA device\n");
+    std::exit(77);
+  }
+}
+
+// A bad configuration is reported at once; a fault inside the kernel, on hardware, only at the
+// next synchronization (the emulator already knows at the launch). Either way one of the two.
+static cudaError_t launch_result() {
+  const cudaError_t e = cudaGetLastError();
+  return e != cudaSuccess ? e : cudaDeviceSynchronize();
+}
+
+// Exit 1 (the status the test expects) only for the expected error; 0 when the bug went
+// unnoticed, so the test fails; 2 for a different error.
+static int verdict(const char* what, cudaError_t got, cudaError_t want) {
+  std::fprintf(stderr, "%s: %s (%s)\n", what, cudaGetErrorName(got), cudaGetErrorString(got));
+  if (got == want) return 1;
+  std::fprintf(stderr, "%s: expected %s\n", what, cudaGetErrorName(want));
+  return got == cudaSuccess ? 0 : 2;
+}
+
+#define CHECK(call)                                                                     \
+  do {                                                                                  \
+    const cudaError_t e_ = (call);                                                      \
+    if (e_ != cudaSuccess) {                                                            \
+      std::fprintf(stderr, "%s failed: %s\n", #call, cudaGetErrorName(e_));             \
+      std::exit(2);                                                                     \
+    }                                                                                   \
+  } while (0)
+
+__global__ void k_lower_half_sums(const int* in, int* out, int width) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x, lane = threadIdx.x & 31;
+  if (lane < 16) {
+    int v = in[i];
+    for (int d = 8; d > 0; d /= 2) v += __shfl_down_sync(0x0000FFFFu, v, d, width);  // PLANTED: width 32 reaches lane 16
+    if (lane == 0) out[i / 32] = v;
+  }
+}
+
+int main(int argc, char** argv) {
+  require_device();
+  const bool fixed = argc > 1 && std::strcmp(argv[1], "--fixed") == 0;
+  int h[64];
+  for (int i = 0; i < 64; ++i) h[i] = (i * 7) % 19 - 4;
+  int *in = nullptr, *out = nullptr;
+  CHECK(cudaMalloc(&in, sizeof h));
+  CHECK(cudaMalloc(&out, 2 * sizeof(int)));
+  CHECK(cudaMemcpy(in, h, sizeof h, cudaMemcpyHostToDevice));
+  k_lower_half_sums<<<1, 64>>>(in, out, fixed ? 16 : 32);
+  if (!fixed) return verdict("shfl_src_outside", launch_result(), cudaErrorIllegalInstruction);
+  CHECK(launch_result());
+  int got[2];
+  CHECK(cudaMemcpy(got, out, sizeof got, cudaMemcpyDeviceToHost));
+  for (int w = 0; w < 2; ++w) {
+    int want = 0;
+    for (int i = 0; i < 16; ++i) want += h[w * 32 + i];
+    if (got[w] != want) {
+      std::fprintf(stderr, "shfl_src_outside --fixed: warp %d sum %d, expected %d\n", w, got[w], want);
+      return 3;
+    }
+  }
+  std::fprintf(stderr, "shfl_src_outside --fixed: ok\n");
+  return 0;
+}
