@@ -216,9 +216,16 @@ uint64_t run_warp(Sched& s, Block& b, Warp& w, uint64_t budget) {
   for (;;) {
     uint32_t ready = w.ready();
     if (!ready || executed >= budget) return executed;
-    // The group: ready lanes at the lowest pc.
+    // The group: ready lanes at the lowest pc (under a random schedule: at a random lane's pc,
+    // which independent thread scheduling allows as well).
     uint32_t pc = ~0u;
     for (uint32_t m = ready; m; m &= m - 1) pc = std::min(pc, w.pc[__builtin_ctz(m)]);
+    if (s.random && (ready & (ready - 1))) {
+      const int pick = int(s.rng() % uint64_t(__builtin_popcount(ready)));
+      uint32_t m = ready;
+      for (int i = 0; i < pick; ++i) m &= m - 1;
+      pc = w.pc[__builtin_ctz(m)];
+    }
     uint32_t mask = 0;
     for (uint32_t m = ready; m; m &= m - 1) {
       int lane = __builtin_ctz(m);
@@ -240,7 +247,7 @@ uint64_t run_warp(Sched& s, Block& b, Warp& w, uint64_t budget) {
           others = ready & ~mask;
           others_min = ~0u;
           for (uint32_t m = others; m; m &= m - 1) others_min = std::min(others_min, w.pc[__builtin_ctz(m)]);
-        } else if (pc > others_min) {
+        } else if (pc > others_min && !s.random) {
           break;  // lower lanes first
         }
       }
