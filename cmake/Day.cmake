@@ -8,12 +8,25 @@
 #     ALLOW_SPILLS "why"            # the day's comment explains its register spills
 #     SIZES     m n k               # size options the cli tests feed bad values
 #     TEST_ARGS "--m 1 --n 1 --k 1" # more gpu test cases (each string is one run); --quick always runs
+#     EMU_ARGS  "--m 33 --n 7 --k 65" # the extra cases under the emulator, replacing TEST_ARGS
+#     EMU_QUICK "--k 2003"          # added to the emulated --quick run (a size --quick would set)
 #   )
 #
 # Tests (labels): NAME.gpu.*  (gpu: run the kernels, exit 77 = skipped without a device)
+#                 NAME.emu.*  (emu: the same runs under the emulator, emu/; no GPU needed)
 #                 NAME.cli.*  (cli: bad input -> exit 2 and one line; no-device paths)
 #                 NAME.ptx    (ptx: instructions present, no spill stores)
 #                 NAME.ptx.smNN (ptx: no spill stores for the oldest architecture built, too)
+#
+# Every gpu case has an emu twin (NAME.emu.quick, NAME.emu.caseN): the same program and arguments
+# plus --iters 1 --warmup 0, with the emulator's libcudart.so.13 first on the library path and
+# GPU100_REQUIRE_GPU=1 and GPU100_REQUIRE_EMULATOR=1, so it passes only by running emulated. It
+# skips (77) only when no version of the day can run there (a day whose versions all call cuBLAS).
+# The emulator interprets every thread on the CPU, far slower than a GPU: where a TEST_ARGS case
+# would take it more than a few minutes, give EMU_ARGS, a list that replaces TEST_ARGS under the
+# emulator (EMU_ARGS with no strings: --quick only), and EMU_QUICK, sizes added to the emulated
+# --quick run (an explicit size wins over --quick's). Keep at least one case at sizes that are no
+# multiple of any tile or block (--quick is one): the edges are where kernels go wrong.
 
 set(GPU100_CHECK_EXIT ${CMAKE_CURRENT_LIST_DIR}/check_exit.cmake)
 set(GPU100_CHECK_PTX  ${CMAKE_CURRENT_LIST_DIR}/check_ptx.cmake)
@@ -30,7 +43,8 @@ function(gpu100_expect_exit test_name label expect match)
 endfunction()
 
 function(gpu100_day name source)
-  cmake_parse_arguments(PARSE_ARGV 2 D "" "PTX_ARCH;ALLOW_SPILLS" "LIBS;ARCHS;PTX;SIZES;TEST_ARGS")
+  cmake_parse_arguments(PARSE_ARGV 2 D "" "PTX_ARCH;ALLOW_SPILLS"
+                        "LIBS;ARCHS;PTX;SIZES;TEST_ARGS;EMU_ARGS;EMU_QUICK")
   if(D_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "gpu100_day(${name}): unknown arguments ${D_UNPARSED_ARGUMENTS}")
   endif()
@@ -75,6 +89,40 @@ function(gpu100_day name source)
   get_property(gpu_tests DIRECTORY PROPERTY TESTS)
   list(FILTER gpu_tests INCLUDE REGEX "^${name}\\.gpu\\.")
   set_tests_properties(${gpu_tests} PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 TIMEOUT 300)
+
+  # --- emu: the gpu cases under the emulator ---------------------------------------------------
+  if(TARGET gpu100_emu)
+    if(DEFINED D_EMU_ARGS OR "EMU_ARGS" IN_LIST D_KEYWORDS_MISSING_VALUES)
+      set(emu_cases "${D_EMU_ARGS}")
+    else()
+      set(emu_cases "${D_TEST_ARGS}")
+    endif()
+    # One timed run: its time is the emulator's CPU time, meaningless as GPU speed anyway. A case
+    # that sets --iters or --warmup itself keeps its own (the CLI refuses an option twice).
+    separate_arguments(emu_quick UNIX_COMMAND "${D_EMU_QUICK}")
+    add_test(NAME ${name}.emu.quick COMMAND ${name} --quick --iters 1 --warmup 0 ${emu_quick})
+    set(case 0)
+    foreach(args IN LISTS emu_cases)
+      math(EXPR case "${case} + 1")
+      separate_arguments(arg_list UNIX_COMMAND "${args}")
+      if(NOT "--iters" IN_LIST arg_list)
+        list(APPEND arg_list --iters 1)
+      endif()
+      if(NOT "--warmup" IN_LIST arg_list)
+        list(APPEND arg_list --warmup 0)
+      endif()
+      add_test(NAME ${name}.emu.case${case} COMMAND ${name} ${arg_list})
+    endforeach()
+    get_property(emu_tests DIRECTORY PROPERTY TESTS)
+    list(FILTER emu_tests INCLUDE REGEX "^${name}\\.emu\\.")
+    # REQUIRED_FILES: without the emulator's library the run would reach the real runtime (a GPU,
+    # or no device); ctest then reports the test as not run instead.
+    set_tests_properties(${emu_tests} PROPERTIES
+      LABELS emu SKIP_RETURN_CODE 77 TIMEOUT 600
+      ENVIRONMENT "GPU100_REQUIRE_GPU=1;GPU100_REQUIRE_EMULATOR=1"
+      ENVIRONMENT_MODIFICATION "LD_LIBRARY_PATH=path_list_prepend:${GPU100_EMU_LIB_DIR}"
+      REQUIRED_FILES "${GPU100_EMU_LIB_DIR}/libcudart.so.13")
+  endif()
 
   # --- cli: bad input is exit 2 with one line; no device is SKIP (77) or, required, exit 1 -----
   set(bad "^${name}: error: [^\n]+\n?$")

@@ -303,6 +303,12 @@ int main(int argc, char** argv) {
     report.unit("TFLOP/s");
     report.limit("fp32_tflops", ctx.device().peak_fp32_tflops(), "FP32 peak");
     report.baseline_as_percent();
+    // Every version calls cuBLAS or cuBLASLt, which cannot run under the emulator.
+    if (!ctx.vendor_libraries()) {
+      for (const auto& name : ctx.cli().kernel_names())
+        if (ctx.want(name)) ctx.vendor_not_run(name);
+      return;
+    }
 
     // ---- inputs ----------------------------------------------------------------------
     const auto a = gpu100::random_floats(size_t(m * k), ctx.seed());

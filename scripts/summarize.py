@@ -2,7 +2,8 @@
 """Writes results/<gpu>/summary.md from the dayNNN.json files of one GPU.
 
 A day counts as verified on that GPU only while the source hash its JSON recorded equals the
-current `git hash-object` of the day's source and its status is PASS.
+current `git hash-object` of the day's source and its status is PASS. A result from the emulator
+("emulated": true) never counts: its times are CPU times.
 
 Usage: scripts/summarize.py results/<gpu> [--check]   (--check: exit 1 if a day is not verified)
 """
@@ -51,12 +52,15 @@ def main(argv):
         doc = json.loads(path.read_text())
         device = device or doc.get("device")
         best = best_version(doc)
-        verified = doc["status"] == "PASS" and doc.get("source_hash") == current_hash(day)
+        emulated = doc.get("emulated") is True
+        verified = (doc["status"] == "PASS" and not emulated
+                    and doc.get("source_hash") == current_hash(day))
         if not verified:
             not_verified.append(day)
         base = doc.get("baseline") or {}
         rows.append("| {} | {} | {} | {} | {} | {} {} | {} | {} | {} | `{}` | {} |".format(
-            day, doc["topic"], doc["status"], len(doc.get("versions", [])),
+            day, doc["topic"], doc["status"] + (" (emulated)" if emulated else ""),
+            len(doc.get("versions", [])),
             best["name"] if best else "-", fmt(best["rate"] if best else None), doc.get("unit", ""),
             fmt(best.get("pct_of_limit") if best else None),
             fmt(best.get("x_baseline") if best else None, 2), base.get("name", "-"),

@@ -188,7 +188,7 @@ BenchOptions Context::bench_options(bool flush_l2) const {
   BenchOptions o;
   o.iters = cli_.iters();
   o.warmup = cli_.warmup();
-  o.flush_l2 = flush_l2;
+  o.flush_l2 = flush_l2 && !device_.emulated;
   return o;
 }
 
@@ -222,12 +222,59 @@ CheckResult Context::run_version(const std::string& name,
   return result;
 }
 
-bool require_gpu_from_env() {
-  const char* v = std::getenv("GPU100_REQUIRE_GPU");
-  return v && *v && std::string(v) != "0";
+CheckResult Context::run_vendor_version(const std::string& name,
+                                        const std::function<void(cudaStream_t)>& launch,
+                                        const std::function<void()>& poison,
+                                        const std::function<CheckResult()>& check, double work,
+                                        bool flush_l2) {
+  if (!want(name)) return CheckResult{};
+  if (!vendor_libraries()) {
+    vendor_not_run(name);
+    return CheckResult{};
+  }
+  return run_version(name, launch, poison, check, work, flush_l2);
 }
 
+void Context::vendor_not_run(const std::string& name) {
+  report_.not_run(name, kVendorNotRunReason);
+}
+
+namespace {
+bool env_flag(const char* name) {
+  const char* v = std::getenv(name);
+  return v && *v && std::string(v) != "0";
+}
+}  // namespace
+
+bool require_gpu_from_env() { return env_flag("GPU100_REQUIRE_GPU"); }
+bool require_emulator_from_env() { return env_flag("GPU100_REQUIRE_EMULATOR"); }
+
 int no_device_exit_code(bool require_gpu) { return require_gpu ? kFail : kSkip; }
+
+int exit_code(const Report& report) {
+  switch (report.outcome()) {
+    case Outcome::Pass: return kPass;
+    case Outcome::Skip: return kSkip;
+    case Outcome::Fail: break;
+  }
+  return kFail;
+}
+
+std::string run_header(const Cli& cli, const DeviceInfo& dev) {
+  std::string h = fmt::format("{} {}: {}\n", cli.day(), cli.topic(), cli.description());
+  h += fmt::format("device: {} (cc {}, {} SMs, {:.0f} MHz, {}, L2 {} MiB, driver {}, runtime {})\n",
+                   dev.name, dev.cc_string(), dev.sm_count, dev.sm_clock_khz / 1e3,
+                   gib(double(dev.total_mem)), dev.l2_bytes >> 20, dev.driver_string(),
+                   dev.runtime_string());
+  if (dev.emulated)
+    h += "EMULATED: the kernels run on the CPU in the gpu100 emulator. Times are the emulator's "
+         "CPU times,\n  meaningless as GPU speed: no rates, % of limit or x baseline are shown, "
+         "and closed vendor\n  libraries (cuBLAS, ...) are not run.\n";
+  h += fmt::format("problem: {}{}; timing: median of {} runs after {} warm-up{}\n\n",
+                   cli.sizes_string(), cli.quick() ? " (--quick)" : "", cli.iters(), cli.warmup(),
+                   dev.emulated ? " (emulator CPU time)" : "");
+  return h;
+}
 
 int run(Cli& cli, int argc, char** argv, const std::function<void(Context&)>& body) {
   if (int rc = cli.parse(argc, argv); rc >= 0) return rc;
@@ -239,11 +286,13 @@ int run(Cli& cli, int argc, char** argv, const std::function<void(Context&)>& bo
         e != cudaSuccess ? fmt::format("cudaGetDeviceCount: {}", cudaGetErrorName(e))
                          : std::string("no devices visible");
     cudaGetLastError();
-    const bool require = require_gpu_from_env();
+    const bool require_gpu = require_gpu_from_env();
+    const bool require = require_gpu || require_emulator_from_env();
     if (require) {
+      const char* variable = require_gpu ? "GPU100_REQUIRE_GPU" : "GPU100_REQUIRE_EMULATOR";
       fmt::print(stderr, "{}\n",
-                 cli.error_line(fmt::format("no CUDA device ({}); GPU100_REQUIRE_GPU=1 makes this "
-                                            "a failure", reason)));
+                 cli.error_line(fmt::format("no CUDA device ({}); {}=1 makes this a failure",
+                                            reason, variable)));
     } else {
       fmt::print("SKIP: no CUDA device ({})\n", reason);
     }
@@ -261,6 +310,15 @@ int run(Cli& cli, int argc, char** argv, const std::function<void(Context&)>& bo
   report.commit = commit && *commit ? commit : GPU100_CONFIGURE_COMMIT;
   try {
     DeviceInfo dev = query_device(cli.device_index());
+    if (require_emulator_from_env() && !dev.emulated) {
+      fmt::print(stderr, "{}\n",
+                 cli.error_line(fmt::format("GPU100_REQUIRE_EMULATOR=1 but the device is {}: the "
+                                            "emulator's libcudart.so.13 was not loaded (not first "
+                                            "on LD_LIBRARY_PATH?)",
+                                            dev.name)));
+      return kFail;
+    }
+    report.emulated(dev.emulated);
     if (cli.required_cc() > 0 && dev.cc() < cli.required_cc()) {
       fmt::print("SKIP: {} needs compute capability {}.{}; {} is {}\n", cli.day(),
                  cli.required_cc() / 10, cli.required_cc() % 10, dev.name, dev.cc_string());
@@ -279,13 +337,7 @@ int run(Cli& cli, int argc, char** argv, const std::function<void(Context&)>& bo
                                             gib(need), dev.name, gib(double(dev.free_mem)))));
       return kUsage;
     }
-    fmt::print("{} {}: {}\n", cli.day(), cli.topic(), cli.description());
-    fmt::print("device: {} (cc {}, {} SMs, {:.0f} MHz, {}, L2 {} MiB, driver {}, runtime {})\n",
-               dev.name, dev.cc_string(), dev.sm_count, dev.sm_clock_khz / 1e3,
-               gib(double(dev.total_mem)), dev.l2_bytes >> 20, dev.driver_string(),
-               dev.runtime_string());
-    fmt::print("problem: {}{}; timing: median of {} runs after {} warm-up\n\n",
-               cli.sizes_string(), cli.quick() ? " (--quick)" : "", cli.iters(), cli.warmup());
+    fmt::print("{}", run_header(cli, dev));
     Context ctx(cli, dev, report);
     body(ctx);
     CUDA_CHECK(cudaDeviceSynchronize());
@@ -307,7 +359,7 @@ int run(Cli& cli, int argc, char** argv, const std::function<void(Context&)>& bo
     fmt::print("{} {}: FAIL\n", cli.day(), cli.topic());
     return kFail;
   }
-  return report.passed() ? kPass : kFail;
+  return exit_code(report);
 }
 
 }  // namespace gpu100

@@ -36,6 +36,18 @@ double fp32_tflops(int sm_count, int lanes_per_sm, int sm_clock_khz) {
   return 2.0 * sm_count * lanes_per_sm * (sm_clock_khz * 1e3) / 1e12;
 }
 
+bool is_emulator_name(const std::string& name) { return name.rfind(kEmulatorNamePrefix, 0) == 0; }
+
+bool current_device_is_emulated() {
+  int id = 0;
+  cudaDeviceProp prop{};
+  if (cudaGetDevice(&id) != cudaSuccess || cudaGetDeviceProperties(&prop, id) != cudaSuccess) {
+    cudaGetLastError();  // a query that failed here must not surface at the next check
+    return false;
+  }
+  return is_emulator_name(prop.name);
+}
+
 std::string cuda_version_string(int v) { return fmt::format("{}.{}", v / 1000, (v % 1000) / 10); }
 
 std::string DeviceInfo::cc_string() const { return fmt::format("{}.{}", cc_major, cc_minor); }
@@ -58,6 +70,7 @@ DeviceInfo query_device(int id) {
   cudaDeviceProp prop{};
   CUDA_CHECK(cudaGetDeviceProperties(&prop, id));
   d.name = prop.name;
+  d.emulated = is_emulator_name(d.name);
   auto attr = [id](cudaDeviceAttr a) {
     int v = 0;
     CUDA_CHECK(cudaDeviceGetAttribute(&v, a, id));

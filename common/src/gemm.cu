@@ -19,15 +19,25 @@ CublasHandle::CublasHandle() {
   if (const char* o = std::getenv("NVIDIA_TF32_OVERRIDE"); o && std::string(o) == "1")
     throw std::runtime_error(
         "NVIDIA_TF32_OVERRIDE=1 would turn the FP32 cuBLAS baseline into TF32; unset it");
-  CUBLAS_CHECK(cublasCreate(&handle_));
-  CUBLAS_CHECK(cublasSetMathMode(handle_, CUBLAS_DEFAULT_MATH));
 }
 
 CublasHandle::~CublasHandle() {
   if (handle_) cublasDestroy(handle_);
 }
 
-void CublasHandle::set_stream(cudaStream_t stream) { CUBLAS_CHECK(cublasSetStream(handle_, stream)); }
+cublasHandle_t CublasHandle::get() const {
+  if (handle_) return handle_;
+  // Without this, the emulator shows up as a bare CUBLAS_STATUS_NOT_INITIALIZED.
+  if (current_device_is_emulated())
+    throw CudaError(std::string("cuBLAS was called under the emulator, where it cannot run: ") +
+                    "the version that calls it must be reported NOT RUN there "
+                    "(Context::run_vendor_version, gemm_baseline)");
+  CUBLAS_CHECK(cublasCreate(&handle_));
+  CUBLAS_CHECK(cublasSetMathMode(handle_, CUBLAS_DEFAULT_MATH));
+  return handle_;
+}
+
+void CublasHandle::set_stream(cudaStream_t stream) { CUBLAS_CHECK(cublasSetStream(get(), stream)); }
 
 namespace {
 int narrow(int64_t v, const char* what) {
@@ -174,6 +184,10 @@ BenchOptions sweep_options(const Context& ctx, const GemmLauncher& launch,
 }  // namespace
 
 bool gemm_sweep(Context& ctx, const GemmSweep& sw) {
+  if (!ctx.vendor_libraries()) {
+    ctx.vendor_not_run("sweep " + sw.version);
+    return false;
+  }
   Table t;
   t.title = fmt::format("{} vs {} by size", sw.version, sw.baseline);
   t.columns = {"size (m=n=k)", sw.version + " ms", sw.version + " TFLOP/s", sw.baseline + " ms",
@@ -263,6 +277,10 @@ Stats gemm_baseline(Context& ctx, const std::string& name, const GemmLauncher& l
                     const GemmOperands& ops, const std::function<void()>& poison,
                     const std::function<CheckResult()>& check, const std::string& note) {
   Report& report = ctx.report();
+  if (!ctx.vendor_libraries()) {
+    report.baseline_not_run(name, kVendorNotRunReason);
+    return Stats{};
+  }
   poison();
   launch(ops, nullptr);
   CUDA_CHECK(cudaDeviceSynchronize());

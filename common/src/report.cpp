@@ -67,13 +67,28 @@ void Report::limit(const std::string& kind, double value, const std::string& lab
   limit_label_ = label;
 }
 void Report::baseline(const std::string& name, const Stats& time, double rate) {
-  baseline_ = VersionResult{name, time, rate, {}};
+  baseline_ = VersionResult{name, time, rate, {}, {}};
 }
 void Report::add(const std::string& name, const Stats& time, double rate, const CheckResult& c) {
-  versions_.push_back(VersionResult{name, time, rate, c});
+  versions_.push_back(VersionResult{name, time, rate, c, {}});
 }
 void Report::add_check(const std::string& name, const CheckResult& c) {
-  versions_.push_back(VersionResult{name, Stats{}, 0.0, c});
+  versions_.push_back(VersionResult{name, Stats{}, 0.0, c, {}});
+}
+namespace {
+VersionResult not_run_result(const std::string& name, const std::string& why) {
+  VersionResult v;
+  v.name = name;
+  v.not_run = why.empty() ? "not run" : why;  // empty would read as "it ran"
+  return v;
+}
+}  // namespace
+
+void Report::not_run(const std::string& name, const std::string& why) {
+  versions_.push_back(not_run_result(name, why));
+}
+void Report::baseline_not_run(const std::string& name, const std::string& why) {
+  baseline_ = not_run_result(name, why);
 }
 
 double Report::rate(double work, double ms) const {
@@ -98,10 +113,27 @@ const VersionResult* Report::find(const std::string& name) const {
   return nullptr;
 }
 
-bool Report::passed() const {
-  if (versions_.empty()) return false;
-  return std::all_of(versions_.begin(), versions_.end(),
-                     [](const VersionResult& v) { return v.check.checked && v.check.pass; });
+const char* outcome_name(Outcome o) {
+  switch (o) {
+    case Outcome::Pass: return "PASS";
+    case Outcome::Skip: return "SKIP";
+    case Outcome::Fail: break;
+  }
+  return "FAIL";
+}
+
+Outcome Report::outcome() const {
+  bool any_ran = false, any_not_run = false;
+  for (const VersionResult& v : versions_) {
+    if (!v.ran()) {
+      any_not_run = true;
+      continue;
+    }
+    any_ran = true;
+    if (!(v.check.checked && v.check.pass)) return Outcome::Fail;
+  }
+  if (any_ran) return Outcome::Pass;
+  return any_not_run ? Outcome::Skip : Outcome::Fail;
 }
 
 void print_table(const Table& t) {
@@ -131,10 +163,14 @@ void print_table(const Table& t) {
 }
 
 void Report::print() const {
-  const bool have_limit = limit_value_ > 0;
-  const bool have_base = baseline_ && baseline_->rate > 0;
+  // An emulator's CPU time says nothing about a GPU: no rate, no % of a limit, no ratio.
+  const bool have_limit = limit_value_ > 0 && !emulated_;
+  const bool have_base = baseline_ && baseline_->rate > 0 && !emulated_;
   Table t;
-  t.columns = {"version", "median ms", "min ms", "max ms", unit_};
+  if (emulated_)
+    t.columns = {"version", "emulator ms"};
+  else
+    t.columns = {"version", "median ms", "min ms", "max ms", unit_};
   if (have_limit) t.columns.push_back("% " + limit_label_);
   if (have_base) t.columns.push_back((baseline_pct_ ? "% of " : "x ") + baseline_->name);
   for (const char* c : {"rel err", "max abs err", "check"}) t.columns.push_back(c);
@@ -142,7 +178,9 @@ void Report::print() const {
   auto row = [&](const VersionResult& v, bool is_base) {
     std::vector<Cell> r;
     r.push_back(is_base ? "[baseline] " + v.name : v.name);
-    if (v.time.valid()) {
+    if (emulated_) {
+      r.push_back(v.time.valid() ? num(v.time.median_ms) : "-");
+    } else if (v.time.valid()) {
       r.push_back(num(v.time.median_ms));
       r.push_back(num(v.time.min_ms));
       r.push_back(num(v.time.max_ms));
@@ -158,7 +196,11 @@ void Report::print() const {
                   : baseline_pct_ ? fmt::format("{:.1f}", 100.0 * x)
                                   : fmt::format("{:.2f}", x));
     }
-    if (is_base || !v.check.checked) {
+    if (!v.ran()) {
+      r.push_back("-");
+      r.push_back("-");
+      r.push_back("NOT RUN");
+    } else if (is_base || !v.check.checked) {
       r.push_back("-");
       r.push_back("-");
       r.push_back(is_base ? "" : "not checked");
@@ -176,14 +218,49 @@ void Report::print() const {
   if (have_limit)
     fmt::print("limit: {} = {} {} (theoretical, from device attributes)\n", limit_label_,
                num(limit_value_), unit_);
-  if (baseline_)
+  if (baseline_ && !baseline_->ran())
+    fmt::print("baseline: {} {}\n", baseline_->name, baseline_->not_run);
+  else if (baseline_ && emulated_)
+    fmt::print("baseline: {} ran in this run (emulator CPU time {} ms)\n", baseline_->name,
+               num(baseline_->time.median_ms));
+  else if (baseline_)
     fmt::print("baseline: {} measured in this run: {} ms, {} {}\n", baseline_->name,
                num(baseline_->time.median_ms), num(baseline_->rate), unit_);
   for (const auto& v : versions_)
-    if (v.check.checked && !v.check.pass) fmt::print("{}: {}\n", v.name, v.check.describe());
+    if (v.ran() && v.check.checked && !v.check.pass)
+      fmt::print("{}: {}\n", v.name, v.check.describe());
+  // One line per reason: a day with eight cuBLAS versions need not say it eight times.
+  std::vector<std::string> reasons;
+  for (const auto& v : versions_)
+    if (!v.ran() && std::find(reasons.begin(), reasons.end(), v.not_run) == reasons.end())
+      reasons.push_back(v.not_run);
+  for (const auto& why : reasons) {
+    std::vector<std::string> names;
+    for (const auto& v : versions_)
+      if (v.not_run == why) names.push_back(v.name);
+    fmt::print("NOT RUN: {}: {}\n", fmt::join(names, ", "), why);
+  }
   for (const auto& n : notes_) fmt::print("note: {}\n", n);
-  for (const auto& tab : tables_) print_table(tab);
-  fmt::print("{} {}: {}\n", day_, topic_, passed() ? "PASS" : "FAIL");
+  for (const auto& tab : tables_) {
+    if (!emulated_) {
+      print_table(tab);
+      continue;
+    }
+    // A day's own tables may hold times and rates the report cannot tell apart from counts.
+    Table marked = tab;
+    marked.title = "[emulated: times and rates below are the emulator's CPU figures, not GPU "
+                   "speed] " + tab.title;
+    print_table(marked);
+  }
+  switch (outcome()) {
+    case Outcome::Skip:
+      fmt::print("SKIP: {} {}: no version ran ({})\n", day_, topic_, reasons.front());
+      break;
+    case Outcome::Pass:
+    case Outcome::Fail:
+      fmt::print("{} {}: {}\n", day_, topic_, outcome_name(outcome()));
+      break;
+  }
 }
 
 std::string Report::json(const DeviceInfo* device) const {
@@ -191,7 +268,10 @@ std::string Report::json(const DeviceInfo* device) const {
   J j;
   j["day"] = day_;
   j["topic"] = topic_;
-  j["status"] = passed() ? "PASS" : "FAIL";
+  j["status"] = outcome_name(outcome());
+  // Emulated results are CPU runs: scripts keep them out of results/ and never count them as
+  // GPU verification.
+  j["emulated"] = emulated_;
   j["source_hash"] = source_hash;
   j["commit"] = commit;
   if (device) {
@@ -216,24 +296,31 @@ std::string Report::json(const DeviceInfo* device) const {
   j["problem"] = problem;
   j["unit"] = unit_;
   j["arithmetic_intensity"] = intensity_ >= 0 ? jnum(intensity_) : J(nullptr);
-  if (limit_value_ > 0)
+  if (limit_value_ > 0 && !emulated_)
     j["limit"] = {{"kind", limit_kind_}, {"label", limit_label_}, {"value", limit_value_}};
   else
     j["limit"] = nullptr;
-  const double base_rate = baseline_ ? baseline_->rate : 0.0;
+  const double base_rate = baseline_ && !emulated_ ? baseline_->rate : 0.0;
+  const double limit = emulated_ ? 0.0 : limit_value_;
   J versions = J::array();
   for (const auto& v : versions_) {
     J x;
     x["name"] = v.name;
+    if (!v.ran()) {
+      x["status"] = "NOT RUN";
+      x["reason"] = v.not_run;
+      versions.push_back(x);
+      continue;
+    }
     x["status"] = !v.check.checked ? "UNCHECKED" : (v.check.pass ? "PASS" : "FAIL");
     if (v.time.valid()) {
       x["median_ms"] = jnum(v.time.median_ms);
       x["min_ms"] = jnum(v.time.min_ms);
       x["max_ms"] = jnum(v.time.max_ms);
       x["samples"] = v.time.samples;
-      x["rate"] = jnum(v.rate);
+      x["rate"] = emulated_ ? J(nullptr) : jnum(v.rate);
       x["unit"] = unit_;
-      x["pct_of_limit"] = limit_value_ > 0 ? jnum(100.0 * v.rate / limit_value_) : J(nullptr);
+      x["pct_of_limit"] = limit > 0 ? jnum(100.0 * v.rate / limit) : J(nullptr);
       x["x_baseline"] = base_rate > 0 ? jnum(v.rate / base_rate) : J(nullptr);
       x["pct_of_baseline"] = base_rate > 0 ? jnum(100.0 * v.rate / base_rate) : J(nullptr);
     }
@@ -243,12 +330,15 @@ std::string Report::json(const DeviceInfo* device) const {
     versions.push_back(x);
   }
   j["versions"] = versions;
-  if (baseline_) {
+  if (baseline_ && !baseline_->ran()) {
+    j["baseline"] = {{"name", baseline_->name}, {"status", "NOT RUN"},
+                     {"reason", baseline_->not_run}};
+  } else if (baseline_) {
     j["baseline"] = {{"name", baseline_->name},
                      {"median_ms", jnum(baseline_->time.median_ms)},
                      {"min_ms", jnum(baseline_->time.min_ms)},
                      {"max_ms", jnum(baseline_->time.max_ms)},
-                     {"rate", jnum(baseline_->rate)}};
+                     {"rate", emulated_ ? J(nullptr) : jnum(baseline_->rate)}};
   } else {
     j["baseline"] = nullptr;
   }

@@ -9,8 +9,9 @@
 //     return gpu100::run(cli, argc, argv, [&](gpu100::Context& ctx) { ... });
 //   }
 //
-// Exit codes: 0 pass, 1 check failed or CUDA error, 2 bad usage, 77 skipped (no device or too
-// old a GPU). With GPU100_REQUIRE_GPU=1, no device is exit 1.
+// Exit codes: 0 pass, 1 check failed or CUDA error, 2 bad usage, 77 skipped (no device, too old
+// a GPU, or no version could run here). With GPU100_REQUIRE_GPU=1, no device is exit 1; with
+// GPU100_REQUIRE_EMULATOR=1 (scripts/emulate, the emu tests), so is any device but the emulator.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -133,6 +134,8 @@ class Context {
   bool quick() const { return cli_.quick(); }
   uint64_t seed() const { return cli_.seed(); }
   bool want(const std::string& kernel) const { return cli_.want(kernel); }
+  // Under the emulator the L2 flush is left out: it exists for GPU timings, and would only cost
+  // emulated time there.
   BenchOptions bench_options(bool flush_l2 = true) const;
   // Times fn with the --iters/--warmup of the command line.
   Stats bench(const std::function<void(cudaStream_t)>& fn, bool flush_l2 = true) const;
@@ -150,6 +153,21 @@ class Context {
                           const std::function<CheckResult()>& check, double work,
                           bool flush_l2 = true);
 
+  // Whether closed vendor libraries (cuBLAS, cuBLASLt, cuSPARSE, cuRAND's host API) can run:
+  // not under the emulator. Where they cannot, a version or baseline that calls them is reported
+  // NOT RUN - neither a pass nor a failure - and the day is judged by the versions that ran.
+  bool vendor_libraries() const { return vendor_libraries_usable(device_); }
+  // run_version for a version that calls a vendor library: where they cannot run, a selected
+  // version is recorded as NOT RUN and nothing of it is called.
+  CheckResult run_vendor_version(const std::string& name,
+                                 const std::function<void(cudaStream_t)>& launch,
+                                 const std::function<void()>& poison,
+                                 const std::function<CheckResult()>& check, double work,
+                                 bool flush_l2 = true);
+  // Records `name` (a version, a table, a sweep) as NOT RUN because it needs a vendor library,
+  // for a day that cannot even set it up under the emulator.
+  void vendor_not_run(const std::string& name);
+
  private:
   const Cli& cli_;
   DeviceInfo device_;
@@ -162,5 +180,11 @@ int run(Cli& cli, int argc, char** argv, const std::function<void(Context&)>& bo
 // The no-device decision, separated for testing: returns kSkip or kFail.
 int no_device_exit_code(bool require_gpu);
 bool require_gpu_from_env();
+bool require_emulator_from_env();
+// The exit code of a finished report: kPass, kFail, or kSkip when no version ran (Outcome).
+int exit_code(const Report& report);
+// The lines printed before the body runs: what the day is, the device, the problem and how it
+// is timed; under the emulator, that the times are CPU times and mean nothing for a GPU.
+std::string run_header(const Cli& cli, const DeviceInfo& device);
 
 }  // namespace gpu100

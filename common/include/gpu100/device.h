@@ -6,6 +6,11 @@
 
 namespace gpu100 {
 
+// The emulator (emu/) is a libcudart.so.13 that runs kernels on the CPU; its device's name starts
+// with this ("gpu100 emulator (sm_90)"), which is how a program knows it is emulated.
+inline constexpr const char kEmulatorNamePrefix[] = "gpu100 emulator";
+bool is_emulator_name(const std::string& device_name);
+
 struct DeviceInfo {
   int id = 0;
   std::string name;
@@ -26,6 +31,9 @@ struct DeviceInfo {
   int max_grid_x = 0;
   bool cooperative_launch = false;
   int driver_version = 0, runtime_version = 0;
+  // The device is the emulator: kernels run on the CPU, so times are CPU times (meaningless as
+  // GPU speed), and the closed vendor libraries cannot run (see vendor_libraries_usable).
+  bool emulated = false;
 
   int cc() const { return cc_major * 10 + cc_minor; }  // 90 for 9.0
   std::string cc_string() const;                       // "9.0"
@@ -35,6 +43,16 @@ struct DeviceInfo {
   double peak_fp32_tflops() const;
   double peak_fp16_tensor_tflops() const;  // dense, fp32 accumulate; 0 when unknown
 };
+
+// cuBLAS, cuBLASLt, cuSPARSE and cuRAND's host API are closed libraries with their own runtime
+// inside, which talks to the GPU driver directly: the emulator cannot stand in for them.
+inline bool vendor_libraries_usable(const DeviceInfo& device) { return !device.emulated; }
+// Why a version that calls one of them was not run (the report's NOT RUN line).
+inline constexpr const char kVendorNotRunReason[] =
+    "not run under emulation: closed vendor libraries (cuBLAS, cuBLASLt, cuSPARSE, cuRAND) need "
+    "a GPU driver";
+// Whether the current device is the emulator, for code that has no DeviceInfo at hand.
+bool current_device_is_emulated();
 
 // Queries device `id` (current device when id < 0) and makes it current.
 DeviceInfo query_device(int id = -1);

@@ -27,18 +27,21 @@ inline double gemm_flops(int64_t m, int64_t n, int64_t k) { return 2.0 * double(
 // A cuBLAS handle (RAII). FP32 GEMMs stay FP32: the default math mode, with TF32 tensor-core
 // math not allowed (CUBLAS_DEFAULT_MATH; NVIDIA_TF32_OVERRIDE=1 in the environment would change
 // that, and the constructor refuses to run under it so a baseline cannot silently become TF32).
+// cuBLAS itself starts at the first use, not at construction: a day can hold a handle under the
+// emulator, where cuBLAS cannot run, as long as only versions reported NOT RUN there use it
+// (Context::run_vendor_version, gemm_baseline); a use anyway throws, saying so.
 class CublasHandle {
  public:
   CublasHandle();
   ~CublasHandle();
   CublasHandle(const CublasHandle&) = delete;
   CublasHandle& operator=(const CublasHandle&) = delete;
-  cublasHandle_t get() const { return handle_; }
-  operator cublasHandle_t() const { return handle_; }
+  cublasHandle_t get() const;
+  operator cublasHandle_t() const { return get(); }
   void set_stream(cudaStream_t stream);
 
  private:
-  cublasHandle_t handle_ = nullptr;
+  mutable cublasHandle_t handle_ = nullptr;
 };
 
 // Row-major C = alpha * A * B + beta * C through cuBLAS (operands swapped, see above).
@@ -123,13 +126,15 @@ struct GemmSweep {
 // runs, at least 3). Adds the table "<version> vs <baseline> by size" (size | ms | TFLOP/s | ms |
 // TFLOP/s | % of baseline) and one checked row "sweep <version>" to the report. Sizes whose three
 // matrices do not fit in free device memory are left out with a note. Returns whether every
-// size passed.
+// size passed. Under the emulator the row is NOT RUN: the sweep is a timing against cuBLAS.
 bool gemm_sweep(Context& ctx, const GemmSweep& sweep);
 
 // The vendor baseline as every GEMM day runs it: once on `ops`, checked with `check` like a
 // version (a wrong baseline would make every percentage meaningless, so a failure is recorded as
 // a failed check), then timed with ctx.bench on the stream the benchmark hands over, recorded as
 // the report's baseline with a "% of <name>" column, and described by `note`. Returns its time.
+// Where vendor libraries cannot run (the emulator) it is recorded as NOT RUN, nothing is called,
+// and the returned time is invalid (samples 0).
 Stats gemm_baseline(Context& ctx, const std::string& name, const GemmLauncher& launch,
                     const GemmOperands& ops, const std::function<void()>& poison,
                     const std::function<CheckResult()>& check, const std::string& note);

@@ -39,7 +39,14 @@ struct VersionResult {
   Stats time;            // invalid (samples 0) for versions that are only checked
   double rate = 0;       // in the report's unit
   CheckResult check;
+  std::string not_run;   // why it was not run (NOT RUN: neither pass nor fail); empty: it ran
+  bool ran() const { return not_run.empty(); }
 };
+
+// PASS: every version that ran passed, and one did. SKIP: none ran, and some were not run (e.g.
+// every version calls cuBLAS, under the emulator). FAIL: anything else, including no versions.
+enum class Outcome { Pass, Fail, Skip };
+const char* outcome_name(Outcome o);  // "PASS", "FAIL", "SKIP"
 
 // printf into a std::string of any length, for a note: every value is passed as a double (so
 // ints and sizes may be given directly; use %f/%g/%e conversions, not %d).
@@ -70,19 +77,28 @@ class Report {
   void add(const std::string& name, const Stats& time, double rate, const CheckResult& check);
   // A version that is checked but not timed (property tables, device queries).
   void add_check(const std::string& name, const CheckResult& check);
+  // A version, or the baseline, that could not run here, and why: shown as NOT RUN, which is
+  // neither a pass nor a failure (see Outcome).
+  void not_run(const std::string& name, const std::string& why);
+  void baseline_not_run(const std::string& name, const std::string& why);
+  // The run is on the emulator: times are its CPU times, so the table leaves out rates, % of the
+  // limit and x baseline, the header and the JSON say so, and free-form tables are marked.
+  void emulated(bool on) { emulated_ = on; }
+  bool emulated() const { return emulated_; }
   // FLOPs per byte of DRAM traffic of the problem: places the day on the roofline plot.
   void intensity(double flop_per_byte) { intensity_ = flop_per_byte; }
   void note(const std::string& line) { notes_.push_back(line); }
   void table(Table t) { tables_.push_back(std::move(t)); }
 
-  // Overall status: every version passed and there was at least one.
-  bool passed() const;
-  // Prints the table and the final "dayNNN topic: PASS|FAIL" line to stdout.
+  Outcome outcome() const;
+  bool passed() const { return outcome() == Outcome::Pass; }
+  // Prints the table and the final "dayNNN topic: PASS|FAIL" line to stdout (for SKIP, the last
+  // line is "SKIP: dayNNN topic: ..." with the reason).
   void print() const;
   // The JSON document (see DESIGN.md); device may be null (unit tests).
   std::string json(const DeviceInfo* device) const;
   const std::vector<VersionResult>& versions() const { return versions_; }
-  // The recorded version of that name; null when it did not run (not selected by --kernel).
+  // The recorded version of that name (perhaps NOT RUN); null when not selected by --kernel.
   const VersionResult* find(const std::string& name) const;
   const std::string& day() const { return day_; }
   const std::string& topic() const { return topic_; }
@@ -99,6 +115,7 @@ class Report {
   double limit_value_ = 0;
   double intensity_ = -1;
   bool baseline_pct_ = false;
+  bool emulated_ = false;
   std::optional<VersionResult> baseline_;
   std::vector<VersionResult> versions_;
   std::vector<std::string> notes_;
