@@ -54,6 +54,7 @@ struct PInstr {
   std::vector<std::string> mods;      // {"global", "nc", "v4", "f32"}
   std::vector<PTok> ops;
   int line = 0, file = 0;             // from the last .loc
+  int inlined_line = 0, inlined_file = 0;  // its "inlined_at" call site, if any
   std::string text;                   // the statement as written (for messages)
 };
 
@@ -151,6 +152,7 @@ struct Inst {
 struct SourceRef {
   std::string text;
   int file = 0, line = 0;
+  int inlined_file = 0, inlined_line = 0;
 };
 
 struct GlobalVar {
@@ -170,6 +172,7 @@ struct CallSite {
   int64_t ret_slot = -1, callee_ret_slot = -1;
   uint32_t ret_size = 0;
   uint32_t pc = 0;
+  uint32_t reg_begin = 0, reg_end = 0, local_begin = 0, local_end = 0;  // the callee's
 };
 
 struct Kernel {
@@ -190,8 +193,14 @@ struct Kernel {
   bool uses_call = false;
   // Functions (.func) are decoded into `code` after the entry; calls jump to them.
   std::map<std::string, uint32_t> func_entry;
-  // Each function's parameter slots and return slot (-1: none) in local memory.
-  std::map<std::string, std::pair<std::vector<uint32_t>, int64_t>> func_slots;
+  // Each function's parameter slots and return slot (-1: none) in local memory, and the
+  // registers and local bytes it owns (saved around each call, so recursion works).
+  struct FuncInfo {
+    std::vector<uint32_t> params;
+    int64_t ret = -1;
+    uint32_t reg_begin = 0, reg_end = 0, local_begin = 0, local_end = 0;
+  };
+  std::map<std::string, FuncInfo> funcs;
 };
 
 struct Module {

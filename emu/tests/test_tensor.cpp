@@ -984,21 +984,20 @@ TEST(TensorWmma, ElementwiseOperationsOnFragments) {
 TEST(TensorWmma, MisalignmentAndUnsupportedTypesThrow) {
   Memory mem(1 << 14);
   WarpFrag f{};
-  // f16 A: 32-byte fragment: base and 2*stride must be multiples of 32.
+  // The CUDA programming guide: the base 256-bit (32-byte) aligned, the stride a multiple of
+  // 16 bytes (8 halves, 4 floats).
   EXPECT_THROW(T::wmma_load(WmmaMatrix::A, Layout::Row, ElemType::F16, 16, 16, mem.reader(), f),
                T::TensorError);
-  EXPECT_THROW(T::wmma_load(WmmaMatrix::A, Layout::Row, ElemType::F16, 0, 24, mem.reader(), f),
+  EXPECT_THROW(T::wmma_load(WmmaMatrix::A, Layout::Row, ElemType::F16, 0, 20, mem.reader(), f),
                T::TensorError);
-  EXPECT_NO_THROW(T::wmma_load(WmmaMatrix::A, Layout::Row, ElemType::F16, 32, 32, mem.reader(), f));
-  // bf16 A and f16 C: 16-byte fragments.
+  EXPECT_NO_THROW(T::wmma_load(WmmaMatrix::A, Layout::Row, ElemType::F16, 32, 24, mem.reader(), f));
+  EXPECT_NO_THROW(T::wmma_load(WmmaMatrix::A, Layout::Row, ElemType::F16, 64, 40, mem.reader(), f));
   EXPECT_NO_THROW(
-      T::wmma_load(WmmaMatrix::A, Layout::Col, ElemType::BF16, 16, 24, mem.reader(), f));
-  EXPECT_NO_THROW(T::wmma_load(WmmaMatrix::C, Layout::Col, ElemType::F16, 16, 24, mem.reader(), f));
-  EXPECT_THROW(T::wmma_load(WmmaMatrix::C, Layout::Col, ElemType::F16, 8, 24, mem.reader(), f),
+      T::wmma_load(WmmaMatrix::A, Layout::Col, ElemType::BF16, 32, 24, mem.reader(), f));
+  EXPECT_THROW(T::wmma_load(WmmaMatrix::C, Layout::Col, ElemType::F16, 16, 24, mem.reader(), f),
                T::TensorError);
-  // f32 C/D: 32-byte fragments (stride a multiple of 8).
-  EXPECT_THROW(T::wmma_store(Layout::Row, ElemType::F32, 0, 12, f, mem.writer()), T::TensorError);
-  EXPECT_NO_THROW(T::wmma_store(Layout::Row, ElemType::F32, 0, 8, f, mem.writer()));
+  EXPECT_THROW(T::wmma_store(Layout::Row, ElemType::F32, 0, 6, f, mem.writer()), T::TensorError);
+  EXPECT_NO_THROW(T::wmma_store(Layout::Row, ElemType::F32, 0, 12, f, mem.writer()));
   EXPECT_THROW(T::wmma_load(WmmaMatrix::A, Layout::Row, ElemType::F32, 0, 16, mem.reader(), f),
                T::TensorError);
   EXPECT_THROW(T::wmma_load(WmmaMatrix::C, Layout::Row, ElemType::BF16, 0, 16, mem.reader(), f),

@@ -83,6 +83,33 @@ void h_vprintf(Exec& x, const Inst& in, uint32_t mask) {
   std::fflush(stdout);
 }
 
+// The string at a generic address (a device-side char*), read through the memory checks.
+std::string device_string(Exec& x, uint64_t a, int lane) {
+  std::string out;
+  for (;; ++a) {
+    const char c = char(*x.addr(Space::generic, a, 1, lane, false));
+    if (!c || out.size() > 4096) break;
+    out += c;
+  }
+  return out;
+}
+
+void h_assertfail(Exec& x, const Inst& in, uint32_t mask) {
+  const int lane = __builtin_ctz(mask);
+  auto slot = [&](int i, uint32_t size) {
+    uint64_t v = 0;
+    std::memcpy(&v, x.addr(Space::local, in.o[i].imm, size, lane, false), size);
+    return v;
+  };
+  const std::string message = device_string(x, slot(0, 8), lane);
+  const std::string file = device_string(x, slot(1, 8), lane);
+  const uint32_t line = uint32_t(slot(2, 4));
+  const std::string function = device_string(x, slot(3, 8), lane);
+  x.fail_with(710, "device-side assertion failed: " + file + ":" + std::to_string(line) + ": " +
+                       function + ": Assertion `" + message + "` failed",
+              lane);
+}
+
 }  // namespace
 
 bool decode_control(DecodeCtx& d, const PInstr& p, Inst& in) {
@@ -110,9 +137,10 @@ bool decode_control(DecodeCtx& d, const PInstr& p, Inst& in) {
       return true;
     }
     in.aux = d.has(p, "arrive") ? 1 : red ? 2 : 0;
+    if (op == "bar" || d.has(p, "aligned")) in.flags |= kAligned;
     size_t i = 0;
     if (red) {
-      in.flags = d.has(p, "popc") ? 1 : d.has(p, "and") ? 2 : 3;
+      in.flags = d.has(p, "popc") ? 1 : d.has(p, "and") ? 2 : 3;  // low bits: the reduction
       in.o[0] = d.op(p.ops.at(i++));
     }
     in.o[1] = d.op(p.ops.at(i++));
@@ -128,6 +156,12 @@ bool decode_control(DecodeCtx& d, const PInstr& p, Inst& in) {
     if (p.ops.size() == 3) ret = d.op(p.ops.at(i++).elems.at(0));
     else ret.kind = OK::sink;
     const std::string& callee = p.ops.at(i++).text;
+    if (callee == "__assertfail") {  // assert(): message, file, line, function, char size
+      const PTok& args = p.ops.at(i);
+      for (int a = 0; a < 4; ++a) in.o[a] = d.op(args.elems.at(size_t(a)));
+      in.fn = h_assertfail;
+      return true;
+    }
     if (callee == "vprintf") {
       const PTok& args = p.ops.at(i);
       in.o[0] = ret;

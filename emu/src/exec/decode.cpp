@@ -188,6 +188,7 @@ struct Layout {
 
 void decode_function(Module& m, Kernel& k, const PFunc& f, bool is_entry) {
   DecodeCtx d{k, m, f, {}, {}, {}, {}, {}};
+  const uint32_t reg_begin = k.nregs, local_begin = k.local_bytes;
   d.scopes.emplace_back();
   d.scopes.back()["%%cc"] = k.nregs++;  // the carry flag of add.cc/addc/sub.cc/subc
   k.reg_names.push_back("%%cc");
@@ -202,9 +203,9 @@ void decode_function(Module& m, Kernel& k, const PFunc& f, bool is_entry) {
     };
     slots(f.params);
     slots(f.rets);
-    auto& fs = k.func_slots[f.name];
-    for (const PParam& prm : f.params) fs.first.push_back(d.local_vars[prm.name]);
-    fs.second = f.rets.empty() ? -1 : int64_t(d.local_vars[f.rets[0].name]);
+    auto& fs = k.funcs[f.name];
+    for (const PParam& prm : f.params) fs.params.push_back(d.local_vars[prm.name]);
+    fs.ret = f.rets.empty() ? -1 : int64_t(d.local_vars[f.rets[0].name]);
   }
   if (is_entry) {
     uint32_t off = 0;
@@ -288,7 +289,7 @@ void decode_function(Module& m, Kernel& k, const PFunc& f, bool is_entry) {
         const PInstr& p = s.in;
         Inst in;
         in.src = int32_t(k.source.size());
-        k.source.push_back({p.text, p.file, p.line});
+        k.source.push_back({p.text, p.file, p.line, p.inlined_file, p.inlined_line});
         if (!p.guard.empty()) {
           in.guard = d.reg_index(p.guard);
           in.guard_neg = p.guard_neg;
@@ -318,6 +319,13 @@ void decode_function(Module& m, Kernel& k, const PFunc& f, bool is_entry) {
     }
   }
   (void)call_params;
+  if (!is_entry) {
+    auto& fs = k.funcs[f.name];
+    fs.reg_begin = reg_begin;
+    fs.reg_end = k.nregs;
+    fs.local_begin = local_begin;
+    fs.local_end = k.local_bytes;
+  }
   if (k.code.size() == base_pc || k.code.back().ctl != Ctl::exit) {
     Inst end;
     end.ctl = is_entry ? Ctl::exit : Ctl::ret;
@@ -341,7 +349,6 @@ Kernel* Module::kernel(const std::string& name) {
   k->module = this;
   decode_function(*this, *k, *f, true);
   // The functions it calls, each decoded once after it; calls are then pointed at them.
-  std::vector<std::string> chain;
   for (size_t done = 0; done < k->calls.size(); ++done) {
     CallSite& c = k->calls[done];
     if (!k->func_entry.count(c.callee)) {
@@ -350,20 +357,20 @@ Kernel* Module::kernel(const std::string& name) {
         if (!fn.entry && fn.defined && fn.name == c.callee) callee = &fn;
       if (!callee) throw std::runtime_error("call of " + c.callee + ", which the PTX does not define");
       k->func_entry[c.callee] = uint32_t(k->code.size());
-      const size_t first_call = k->calls.size();
       decode_function(*this, *k, *callee, false);
-      for (size_t i = first_call; i < k->calls.size(); ++i)
-        if (k->calls[i].callee == c.callee)
-          throw std::runtime_error("recursive device function " + c.callee + " is not supported");
     }
   }
   for (CallSite& c : k->calls) {
     k->code[c.pc].target = k->func_entry[c.callee];
-    const auto& fs = k->func_slots[c.callee];
-    if (fs.first.size() != c.arg_slots.size())
+    const auto& fs = k->funcs[c.callee];
+    if (fs.params.size() != c.arg_slots.size())
       throw std::runtime_error("call of " + c.callee + " with the wrong number of arguments");
-    c.param_slots = fs.first;
-    c.callee_ret_slot = fs.second;
+    c.param_slots = fs.params;
+    c.callee_ret_slot = fs.ret;
+    c.reg_begin = fs.reg_begin;
+    c.reg_end = fs.reg_end;
+    c.local_begin = fs.local_begin;
+    c.local_end = fs.local_end;
   }
   k->reqntid = f->reqntid[0] ? f->reqntid[0] * std::max(1, f->reqntid[1]) * std::max(1, f->reqntid[2]) : 0;
   k->maxntid = f->maxntid[0] ? f->maxntid[0] * std::max(1, f->maxntid[1]) * std::max(1, f->maxntid[2]) : 0;

@@ -38,6 +38,7 @@ class MemoryTable {
 
  private:
   std::map<uint64_t, Allocation> allocs_;
+  std::vector<Allocation> freed_;  // the most recent frees, to name a use after free
   mutable const Allocation* last_ = nullptr;
   uint64_t live_ = 0, peak_ = 0;
 };
@@ -66,10 +67,20 @@ struct Warp {
   uint32_t park_member[32] = {}; // the member mask of the collective a parked lane waits at
   uint32_t call_depth[32] = {};
   // Return addresses of device-function calls, per lane; allocated by the first call.
-  std::unique_ptr<std::array<std::vector<uint32_t>, 32>> calls;
+  // Each call also saves the callee's registers and local bytes of the lane, restored at its
+  // return, so that every activation of a recursive function has its own.
+  struct CallStacks {
+    std::array<std::vector<uint32_t>, 32> ret;
+    std::array<std::vector<uint64_t>, 32> saved;
+  };
+  std::unique_ptr<CallStacks> calls;
   std::vector<uint32_t>& ret_stack(int lane) {
-    if (!calls) calls = std::make_unique<std::array<std::vector<uint32_t>, 32>>();
-    return (*calls)[size_t(lane)];
+    if (!calls) calls = std::make_unique<CallStacks>();
+    return calls->ret[size_t(lane)];
+  }
+  std::vector<uint64_t>& saved(int lane) {
+    if (!calls) calls = std::make_unique<CallStacks>();
+    return calls->saved[size_t(lane)];
   }
   uint8_t* local = nullptr;      // local memory of lane 0; lane l at local + l * local_bytes
   uint64_t steps = 0;
@@ -157,7 +168,8 @@ struct Exec {
   }
   uint8_t* addr_slow(Space space, uint64_t a, uint32_t size, int lane, bool write);
   [[noreturn]] void fault(int error, const std::string& what, uint64_t a, int lane) const;
-  [[noreturn]] void fail(const std::string& what, int lane = -1) const;
+  [[noreturn]] void fail(const std::string& what, int lane = -1) const { fail_with(715, what, lane); }
+  [[noreturn]] void fail_with(int error, const std::string& what, int lane) const;
 };
 
 // Totals over the program's launches (GPU100_EMU_STATS=1 prints them at exit).

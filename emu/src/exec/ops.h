@@ -26,6 +26,7 @@ enum : uint32_t {
   kHi = 1u << 10, kLo = 1u << 11, kWide = 1u << 12, kCc = 1u << 13,
   kSatFinite = 1u << 14, kRelu = 1u << 15, kNaN = 1u << 16, kXorSign = 1u << 17,
   kAbs = 1u << 18, kShiftAmt = 1u << 19, kVolatile = 1u << 20, kTrans = 1u << 21,
+  kAligned = 1u << 22,
 };
 
 // Typed views of raw register bits.

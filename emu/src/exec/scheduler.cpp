@@ -52,12 +52,16 @@ std::string source_of(const Kernel& k, uint32_t pc) {
   if (in.src < 0) return "?";
   const SourceRef& s = k.source[size_t(in.src)];
   std::string out = "'" + s.text + "'";
-  if (s.line > 0) {
-    auto it = k.module->parsed.files.find(s.file);
+  auto file_name = [&](int id) {
+    auto it = k.module->parsed.files.find(id);
     std::string file = it != k.module->parsed.files.end() ? it->second : "?";
     auto slash = file.rfind('/');
-    if (slash != std::string::npos) file = file.substr(slash + 1);
-    out += " at " + file + ":" + std::to_string(s.line);
+    return slash != std::string::npos ? file.substr(slash + 1) : file;
+  };
+  if (s.line > 0) {
+    out += " at " + file_name(s.file) + ":" + std::to_string(s.line);
+    if (s.inlined_line > 0)
+      out += " (inlined at " + file_name(s.inlined_file) + ":" + std::to_string(s.inlined_line) + ")";
   }
   return out;
 }
@@ -114,8 +118,8 @@ uint64_t Exec::val_slow(const Operand& o, int lane) const {
 
 void Exec::bad_dest(const Operand&) const { fail("destination is not a register"); }
 
-void Exec::fail(const std::string& what, int lane) const {
-  throw Fault{kErrIllegalInstruction,
+void Exec::fail_with(int error, const std::string& what, int lane) const {
+  throw Fault{error,
               "kernel " + k->name + ", " + where(*this, lane) + ", " + source_of(*k, pc) + ": " + what};
 }
 
@@ -193,7 +197,8 @@ void release_barrier(Block& b, int id, const Kernel& k) {
       const uint32_t pc = w.park_pc[lane];
       const Inst& in = k.code[pc];
       if (in.aux == 2) {  // bar.red: every participant receives the reduction
-        uint64_t v = in.flags == 1 ? bar.red_popc : in.flags == 2 ? bar.red_and : bar.red_or;
+        const uint32_t kind = in.flags & 3;
+        uint64_t v = kind == 1 ? bar.red_popc : kind == 2 ? bar.red_and : bar.red_or;
         w.r[in.o[0].reg * 32 + lane] = v;
       }
       w.pc[lane] = pc + 1;
@@ -284,6 +289,18 @@ uint64_t run_warp(Sched& s, Block& b, Warp& w, uint64_t budget) {
           break;
         case Ctl::exit: {
           if (active) {
+            // A lane that exits while others of its warp wait for it at a collective leaves
+            // them waiting forever: undefined, and reported where they wait.
+            for (uint32_t m = w.parked; m; m &= m - 1) {
+              const int lane = __builtin_ctz(m);
+              if (w.park_bar[lane] == -1 && (w.park_member[lane] & active)) {
+                x.pc = w.park_pc[lane];
+                x.fail("member mask names lanes that have exited (lane " +
+                           std::to_string(__builtin_ctz(w.park_member[lane] & active)) +
+                           " exits while this lane waits for it)",
+                       lane);
+              }
+            }
             w.exited |= active;
             b.exited_threads += uint32_t(__builtin_popcount(active));
           }
@@ -310,9 +327,17 @@ uint64_t run_warp(Sched& s, Block& b, Warp& w, uint64_t budget) {
                 // Arguments: the caller's staged .param slots into the callee's.
                 const CallSite& c = s.k.calls[in.aux];
                 uint8_t* local = w.local + size_t(lane) * s.k.local_bytes;
+                if (w.ret_stack(lane).size() > 1000) x.fail("call depth beyond 1000", lane);
+                std::vector<uint64_t>& saved = w.saved(lane);
+                for (uint32_t r = c.reg_begin; r < c.reg_end; ++r) saved.push_back(w.r[r * 32 + lane]);
+                for (uint32_t b = c.local_begin; b < c.local_end; b += 8) {
+                  uint64_t v = 0;
+                  std::memcpy(&v, local + b, std::min<uint32_t>(8, c.local_end - b));
+                  saved.push_back(v);
+                }
+                // Arguments go in after the save: they belong to the new activation.
                 for (size_t i = 0; i < c.arg_slots.size(); ++i)
                   std::memmove(local + c.param_slots[i], local + c.arg_slots[i], c.sizes[i]);
-                if (w.ret_stack(lane).size() > 1000) x.fail("call depth beyond 1000", lane);
                 w.ret_stack(lane).push_back(pc + 1);
                 w.pc[lane] = in.target;
               } else {
@@ -336,10 +361,18 @@ uint64_t run_warp(Sched& s, Block& b, Warp& w, uint64_t budget) {
                   const uint32_t back = w.ret_stack(lane).back();
                   w.ret_stack(lane).pop_back();
                   const CallSite& c = s.k.calls[code[back - 1].aux];
-                  if (c.ret_slot >= 0 && c.callee_ret_slot >= 0) {
-                    uint8_t* local = w.local + size_t(lane) * s.k.local_bytes;
-                    std::memmove(local + c.ret_slot, local + c.callee_ret_slot, 8);
-                  }
+                  uint8_t* local = w.local + size_t(lane) * s.k.local_bytes;
+                  uint64_t value = 0;
+                  if (c.callee_ret_slot >= 0) std::memcpy(&value, local + c.callee_ret_slot, 8);
+                  // Restore the caller's view of the callee's registers and local bytes.
+                  std::vector<uint64_t>& saved = w.saved(lane);
+                  const size_t words = (c.reg_end - c.reg_begin) + (c.local_end - c.local_begin + 7) / 8;
+                  size_t at = saved.size() - words;
+                  for (uint32_t r = c.reg_begin; r < c.reg_end; ++r) w.r[r * 32 + lane] = saved[at++];
+                  for (uint32_t b = c.local_begin; b < c.local_end; b += 8)
+                    std::memcpy(local + b, &saved[at++], std::min<uint32_t>(8, c.local_end - b));
+                  saved.resize(saved.size() - words);
+                  if (c.ret_slot >= 0 && c.callee_ret_slot >= 0) std::memcpy(local + c.ret_slot, &value, 8);
                   w.pc[lane] = back;
                 }
               } else {
@@ -363,6 +396,16 @@ uint64_t run_warp(Sched& s, Block& b, Warp& w, uint64_t budget) {
           for (uint32_t m = active; m; m &= m - 1) {
             int lane = __builtin_ctz(m);
             if (x.val(in.o[1], lane) != id) x.fail("threads of one warp name different barriers", lane);
+          }
+          if (in.flags & kAligned) {
+            // bar.sync / barrier.sync.aligned: every thread of a warp at the same instruction.
+            for (uint32_t m = w.parked; m; m &= m - 1) {
+              const int lane = __builtin_ctz(m);
+              if (w.park_bar[lane] == int8_t(id) && w.park_pc[lane] != pc)
+                x.fail("threads of one warp wait at different instructions for barrier " +
+                           std::to_string(id) + " (bar.sync is .aligned: a divergent __syncthreads)",
+                       lane0);
+            }
           }
           Barrier& bar = b.bars[id];
           if (bar.arrived == 0) bar.expected = count;
@@ -486,6 +529,19 @@ uint64_t run_warp(Sched& s, Block& b, Warp& w, uint64_t budget) {
             " threads of the block have exited): not every thread reaches the barrier";
     } else {
       why = "a collective waits for lanes of its member mask that never arrive";
+      const uint32_t member = w.park_member[lane];
+      for (uint32_t m = w.parked & member; m; m &= m - 1) {
+        const int other = __builtin_ctz(m);
+        if (w.park_bar[other] == -1 && w.park_member[other] != member) {
+          char buf[160];
+          std::snprintf(buf, sizeof buf,
+                        "lanes of the member mask wait at a collective with another member mask "
+                        "(lane %d: 0x%08x, lane %d: 0x%08x)",
+                        lane, member, other, w.park_member[other]);
+          why = buf;
+          break;
+        }
+      }
     }
     throw Fault{kErrLaunchFailure, "kernel " + s.k.name + ", " + where(x, lane) + ", " +
                                        source_of(s.k, x.pc) + ": deadlock: " + why};

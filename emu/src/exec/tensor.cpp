@@ -226,17 +226,18 @@ Addr element_addr(Layout layout, Addr base, uint32_t stride, unsigned esize, Row
   return base + idx * esize;
 }
 
+// The CUDA programming guide's rule for load_matrix_sync/store_matrix_sync: the pointer is
+// 256-bit aligned and the stride (ldm) a multiple of 16 bytes (8 halves, 4 floats).
 void check_wmma_alignment(const char* what, WmmaMatrix m, ElemType t, Addr base, uint32_t stride) {
-  const uint64_t frag = wmma_fragment_bytes(m, t);
+  (void)m;
   const uint64_t stride_bytes = static_cast<uint64_t>(stride) * elem_bytes(t);
-  if (base % frag != 0 || stride_bytes % frag != 0) {
+  if (base % 32 != 0 || stride_bytes % 16 != 0) {
     char buf[200];
     std::snprintf(buf, sizeof buf,
-                  "%s: base address 0x%llx and stride %u elements (%llu bytes) must both be "
-                  "multiples of the %llu-byte fragment size",
+                  "%s: the base address 0x%llx must be 32-byte aligned and the stride %u elements "
+                  "(%llu bytes) a multiple of 16 bytes",
                   what, static_cast<unsigned long long>(base), stride,
-                  static_cast<unsigned long long>(stride_bytes),
-                  static_cast<unsigned long long>(frag));
+                  static_cast<unsigned long long>(stride_bytes));
     throw TensorError(buf);
   }
 }

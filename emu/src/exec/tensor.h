@@ -127,9 +127,8 @@ void mma_sync(const MmaDesc& desc, const WarpFrag& a, const WarpFrag& b, const W
 //   row major: base + (row * stride + col) * elem_size
 //   col major: base + (col * stride + row) * elem_size
 // with stride in elements (the default PTX stride is 16; pass 16 when the instruction has none).
-// As the ISA requires, base and stride * elem_size must be multiples of the fragment size in
-// bytes (wmma_fragment_bytes: 32 for f16 A/B and f32 C/D, 16 for bf16 A/B and f16 C/D);
-// TensorError otherwise.
+// As the CUDA programming guide requires of load/store_matrix_sync, base must be 32-byte
+// aligned and stride * elem_size a multiple of 16 bytes; TensorError otherwise.
 enum class WmmaMatrix { A, B, C };  // C also stands for D (wmma.store.d)
 enum class Layout { Row, Col };
 

@@ -464,7 +464,7 @@ class Parser {
   void body(PFunc& f) {
     expect("{");
     int depth = 1;
-    int loc_file = 0, loc_line = 0;
+    int loc_file = 0, loc_line = 0, inl_file = 0, inl_line = 0;
     while (depth > 0) {
       if (at_end()) fail("unterminated function body");
       if (is("{")) {
@@ -489,10 +489,17 @@ class Parser {
         ++p_;
         loc_file = std::atoi(take().text.c_str());
         loc_line = std::atoi(take().text.c_str());
+        inl_file = inl_line = 0;
         if (peek().kind == Tok::number) ++p_;
-        // ", function_name label + off, inlined_at ..." forms
+        // ", function_name label + off, inlined_at file line col": code inlined from a header;
+        // the call site in the program's own source is what a message should name.
         while (is(",")) {
           ++p_;
+          if (peek().text == "inlined_at") {
+            ++p_;
+            inl_file = std::atoi(take().text.c_str());
+            inl_line = std::atoi(take().text.c_str());
+          }
           while (!at_end() && peek().line == t.line && !is(",") && !is(";") &&
                  !(peek().kind == Tok::ident && peek().text[0] == '.' && peek().text == ".loc"))
             ++p_;
@@ -553,6 +560,8 @@ class Parser {
       s.in = instruction();
       s.in.file = loc_file;
       s.in.line = loc_line;
+      s.in.inlined_file = inl_file;
+      s.in.inlined_line = inl_line;
       f.body.push_back(std::move(s));
     }
   }

@@ -38,6 +38,8 @@ bool MemoryTable::remove(uint64_t base) {
   auto it = allocs_.find(base);
   if (it == allocs_.end()) return false;
   live_ -= it->second.bytes;
+  if (freed_.size() >= 256) freed_.erase(freed_.begin());
+  freed_.push_back(it->second);
   allocs_.erase(it);
   last_ = nullptr;
   return true;
@@ -54,6 +56,15 @@ const Allocation* MemoryTable::find_slow(uint64_t addr, uint64_t size) const {
   return nullptr;
 }
 std::string MemoryTable::describe(uint64_t addr) const {
+  for (auto f = freed_.rbegin(); f != freed_.rend(); ++f) {
+    if (addr >= f->base && addr < f->base + f->bytes && !find_slow(addr, 1)) {
+      char buf[256];
+      std::snprintf(buf, sizeof buf, "%llu bytes into %s of %llu bytes at 0x%llx, which was freed",
+                    (unsigned long long)(addr - f->base), f->what.c_str(),
+                    (unsigned long long)f->bytes, (unsigned long long)f->base);
+      return buf;
+    }
+  }
   if (allocs_.empty()) return "no device allocations";
   auto it = allocs_.upper_bound(addr);
   const Allocation* below = it != allocs_.begin() ? &std::prev(it)->second : nullptr;

@@ -34,13 +34,13 @@ static int verdict(const char* what, cudaError_t got, cudaError_t want) {
   return got == cudaSuccess ? 0 : 2;
 }
 
-#define CHECK(call)                                                                     \
-  do {                                                                                  \
-    const cudaError_t e_ = (call);                                                      \
-    if (e_ != cudaSuccess) {                                                            \
-      std::fprintf(stderr, "%s failed: %s\n", #call, cudaGetErrorName(e_));             \
-      std::exit(2);                                                                     \
-    }                                                                                   \
+#define CHECK(call)                                                         \
+  do {                                                                      \
+    const cudaError_t e_ = (call);                                          \
+    if (e_ != cudaSuccess) {                                                \
+      std::fprintf(stderr, "%s failed: %s\n", #call, cudaGetErrorName(e_)); \
+      std::exit(2);                                                         \
+    }                                                                       \
   } while (0)
 
 constexpr int kThreads = 96;
@@ -49,8 +49,9 @@ __global__ void k_reverse(const int* in, int* out, int fixed) {
   __shared__ int s[kThreads];
   const int t = threadIdx.x;
   s[t] = in[t] * 3;
+  // The planted bug: warp 2's barrier counts only 64 of the 96 threads.
   if (t >= 64 && !fixed)
-    asm volatile("bar.sync 1, 64;" ::: "memory");  // PLANTED: this warp counts only 64 threads
+    asm volatile("bar.sync 1, 64;" ::: "memory");  // PLANTED
   else
     asm volatile("bar.sync 1, 96;" ::: "memory");
   out[t] = s[kThreads - 1 - t];
@@ -72,7 +73,8 @@ int main(int argc, char** argv) {
   CHECK(cudaMemcpy(got, out, sizeof got, cudaMemcpyDeviceToHost));
   for (int t = 0; t < kThreads; ++t)
     if (got[t] != 3 * h[kThreads - 1 - t]) {
-      std::fprintf(stderr, "bar_count --fixed: out[%d] = %d, expected %d\n", t, got[t], 3 * h[kThreads - 1 - t]);
+      std::fprintf(stderr, "bar_count --fixed: out[%d] = %d, expected %d\n", t, got[t],
+                   3 * h[kThreads - 1 - t]);
       return 3;
     }
   std::fprintf(stderr, "bar_count --fixed: ok\n");

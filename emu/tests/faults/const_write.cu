@@ -34,13 +34,13 @@ static int verdict(const char* what, cudaError_t got, cudaError_t want) {
   return got == cudaSuccess ? 0 : 2;
 }
 
-#define CHECK(call)                                                                     \
-  do {                                                                                  \
-    const cudaError_t e_ = (call);                                                      \
-    if (e_ != cudaSuccess) {                                                            \
-      std::fprintf(stderr, "%s failed: %s\n", #call, cudaGetErrorName(e_));             \
-      std::exit(2);                                                                     \
-    }                                                                                   \
+#define CHECK(call)                                                         \
+  do {                                                                      \
+    const cudaError_t e_ = (call);                                          \
+    if (e_ != cudaSuccess) {                                                \
+      std::fprintf(stderr, "%s failed: %s\n", #call, cudaGetErrorName(e_)); \
+      std::exit(2);                                                         \
+    }                                                                       \
   } while (0)
 
 constexpr int kCoefs = 32;
@@ -50,7 +50,8 @@ __device__ float g_coef[kCoefs];
 __global__ void k_decay(float rate, int fixed) {
   float* coef = fixed ? g_coef : c_coef;  // the __constant__ array, as a writable-looking pointer
   const int i = threadIdx.x;
-  coef[i] = c_coef[i] * rate;  // PLANTED: c_coef cannot be written by a kernel
+  // The planted bug: a kernel cannot write c_coef.
+  coef[i] = c_coef[i] * rate;  // PLANTED
 }
 
 int main(int argc, char** argv) {
@@ -67,7 +68,8 @@ int main(int argc, char** argv) {
   CHECK(cudaMemcpyFromSymbol(g, g_coef, sizeof g));
   for (int i = 0; i < kCoefs; ++i)
     if (c[i] != h[i] || g[i] != 0.5f * h[i]) {
-      std::fprintf(stderr, "const_write --fixed: coefficient %d: constant %g, device %g\n", i, c[i], g[i]);
+      std::fprintf(stderr, "const_write --fixed: coefficient %d: constant %g, device %g\n", i, c[i],
+                   g[i]);
       return 3;
     }
   std::fprintf(stderr, "const_write --fixed: ok\n");

@@ -5,9 +5,9 @@
 //
 // NDEBUG is undefined on purpose: release builds define it and would compile the assert away.
 #undef NDEBUG
-#include <cassert>
 #include <cuda_runtime.h>
 
+#include <cassert>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -37,20 +37,21 @@ static int verdict(const char* what, cudaError_t got, cudaError_t want) {
   return got == cudaSuccess ? 0 : 2;
 }
 
-#define CHECK(call)                                                                     \
-  do {                                                                                  \
-    const cudaError_t e_ = (call);                                                      \
-    if (e_ != cudaSuccess) {                                                            \
-      std::fprintf(stderr, "%s failed: %s\n", #call, cudaGetErrorName(e_));             \
-      std::exit(2);                                                                     \
-    }                                                                                   \
+#define CHECK(call)                                                         \
+  do {                                                                      \
+    const cudaError_t e_ = (call);                                          \
+    if (e_ != cudaSuccess) {                                                \
+      std::fprintf(stderr, "%s failed: %s\n", #call, cudaGetErrorName(e_)); \
+      std::exit(2);                                                         \
+    }                                                                       \
   } while (0)
 
 constexpr int kN = 128;
 
 __global__ void k_checked_sqrt(const float* in, float* out) {
   const int i = threadIdx.x;
-  assert(in[i] >= 0.0f);  // PLANTED: in[77] is negative
+  // The planted bug: in[77] is negative.
+  assert(in[i] >= 0.0f);  // PLANTED
   out[i] = sqrtf(in[i]);
 }
 

@@ -34,13 +34,13 @@ static int verdict(const char* what, cudaError_t got, cudaError_t want) {
   return got == cudaSuccess ? 0 : 2;
 }
 
-#define CHECK(call)                                                                     \
-  do {                                                                                  \
-    const cudaError_t e_ = (call);                                                      \
-    if (e_ != cudaSuccess) {                                                            \
-      std::fprintf(stderr, "%s failed: %s\n", #call, cudaGetErrorName(e_));             \
-      std::exit(2);                                                                     \
-    }                                                                                   \
+#define CHECK(call)                                                         \
+  do {                                                                      \
+    const cudaError_t e_ = (call);                                          \
+    if (e_ != cudaSuccess) {                                                \
+      std::fprintf(stderr, "%s failed: %s\n", #call, cudaGetErrorName(e_)); \
+      std::exit(2);                                                         \
+    }                                                                       \
   } while (0)
 
 constexpr int kSmemBytes = 64 * 1024;
@@ -63,7 +63,9 @@ int main(int argc, char** argv) {
   const bool fixed = argc > 1 && std::strcmp(argv[1], "--fixed") == 0;
   int* out = nullptr;
   CHECK(cudaMalloc(&out, kBlock * sizeof(int)));
-  if (fixed) CHECK(cudaFuncSetAttribute(k_big_window, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes));
+  if (fixed)
+    CHECK(cudaFuncSetAttribute(k_big_window, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                               kSmemBytes));
   k_big_window<<<1, kBlock, kSmemBytes>>>(out);  // 64 KiB without the opt-in
   if (!fixed) return verdict("dyn_smem_optin", launch_result(), cudaErrorInvalidValue);
   CHECK(launch_result());

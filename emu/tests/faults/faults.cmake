@@ -4,10 +4,9 @@
 #
 # The regexes name the exact source line of the planted bug. Rather than hard-code numbers that
 # drift whenever a file is edited, the line is found from the marker comment "PLANTED" (written
-# exactly once in each program, on the faulting line).
+# exactly once in each program with a kernel fault, on the faulting line).
 
 set(fault_dir ${CMAKE_CURRENT_SOURCE_DIR})
-set(fault_idx "[0-9]+,[0-9]+,[0-9]+")
 
 # The line number of the PLANTED marker in NAME.cu.
 function(fault_marker_line out name)
@@ -123,11 +122,15 @@ fault_kernel(bar_count KERNEL k_reverse BLOCK "0,0,0" THREAD "64,0,0"
   ERROR cudaErrorIllegalInstruction FIXED)
 
 # --- warp collectives ---------------------------------------------------------------------------
+# These kernels call the intrinsics (__shfl_*_sync, __syncwarp, __reduce_add_sync), whose PTX the
+# compiler inlines from CUDA's headers: the .loc of the collective names the header line, with
+# the program's call site in its inlined_at. The explanation must name that call site.
 fault_kernel(shfl_mask_excludes KERNEL k_half_sums BLOCK "0,0,0" THREAD "16,0,0"
   INST "shfl\\.sync\\.bfly\\.b32 "
   WHAT "a thread executes a collective whose member mask does not include it"
   ERROR cudaErrorIllegalInstruction FIXED)
-fault_kernel(shfl_exited KERNEL k_warp_sums BLOCK "0,0,0" THREAD "48,0,0"
+# The report names a lane left waiting (lanes 0-15 of warp 1) when lane 16 exits.
+fault_kernel(shfl_exited KERNEL k_warp_sums BLOCK "0,0,0" THREAD "(3[2-9]|4[0-7]),0,0"
   INST "shfl\\.sync\\.bfly\\.b32 "
   WHAT "member mask names lanes that have exited"
   ERROR cudaErrorIllegalInstruction FIXED)
@@ -137,8 +140,8 @@ fault_kernel(shfl_src_outside KERNEL k_lower_half_sums BLOCK "0,0,0" THREAD "8,0
   ERROR cudaErrorIllegalInstruction FIXED)
 fault_kernel(syncwarp_masks KERNEL k_swap_pairs BLOCK "0,0,0" THREAD "16,0,0"
   INST "bar\\.warp\\.sync "
-  WHAT "deadlock: a collective waits for lanes of its member mask that never arrive"
-  ERROR cudaErrorLaunchFailure FIXED)
+  WHAT "member mask names lanes that have exited"
+  ERROR cudaErrorIllegalInstruction FIXED)
 fault_kernel(partial_warp_mask KERNEL k_warp_totals BLOCK "0,0,0" THREAD "32,0,0"
   INST "redux\\.sync\\.add\\.[su]32 "
   WHAT "member mask names lanes that do not exist in this warp \\(partial warp\\)"
@@ -166,8 +169,61 @@ fault_api(too_many_threads cudaErrorInvalidConfiguration FIXED)
 fault_api(dyn_smem_optin cudaErrorInvalidValue FIXED)
 
 # --- sticky errors ------------------------------------------------------------------------------
+# After the fault every call returns it, in this order (the program prints one line per call).
+set(sticky_report "")
+foreach(call IN ITEMS "the launch" cudaMemcpy cudaMalloc "a correct launch" cudaGetLastError
+                      cudaDeviceSynchronize)
+  string(APPEND sticky_report "sticky: ${call} returned cudaErrorIllegalAddress\n")
+endforeach()
+string(APPEND sticky_report "sticky: cudaErrorIllegalAddress from every call\n")
 fault_kernel(sticky KERNEL k_negate BLOCK "0,0,0" THREAD "64,0,0"
   INST "ld\\.global(\\.nc)?\\.u32 "
   WHAT "out-of-bounds global load of 4 bytes \\(0 bytes past the end of a cudaMalloc allocation of 256 bytes"
-  REPORT "sticky: the launch returned cudaErrorIllegalAddress\nsticky: cudaMemcpy returned cudaErrorIllegalAddress\nsticky: cudaMalloc returned cudaErrorIllegalAddress\nsticky: a correct launch returned cudaErrorIllegalAddress\nsticky: cudaGetLastError returned cudaErrorIllegalAddress\nsticky: cudaDeviceSynchronize returned cudaErrorIllegalAddress\nsticky: cudaErrorIllegalAddress from every call\n"
-  FIXED)
+  REPORT "${sticky_report}" FIXED)
+
+# --- more barrier misuse ------------------------------------------------------------------------
+fault_kernel(bar_id_range KERNEL k_group_mirror BLOCK "0,0,0" THREAD "960,0,0"
+  INST "bar\\.sync "
+  WHAT "barrier id 16 out of range"
+  ERROR cudaErrorIllegalInstruction FIXED)
+fault_kernel(bar_id_split KERNEL k_group_mirror BLOCK "0,0,0" THREAD "48,0,0"
+  INST "bar\\.sync "
+  WHAT "threads of one warp name different barriers"
+  ERROR cudaErrorIllegalInstruction FIXED)
+fault_kernel(bar_count_partial KERNEL k_produce_consume BLOCK "0,0,0" THREAD "32,0,0"
+  INST "bar\\.sync 1, "
+  WHAT "barrier 1: more threads arrived \\(64\\) than its count 48"
+  ERROR cudaErrorIllegalInstruction FIXED)
+# Two different bar.sync 0 instructions (.aligned) reached by the two halves of every warp: the
+# arrivals add up to the block's count, so only a check of the instruction itself can tell.
+fault_kernel(syncthreads_divergent KERNEL k_even_odd BLOCK "0,0,0" THREAD "[0-9]+,0,0"
+  INST "bar\\.sync 0"
+  WHAT "[^\n]*(differ|diverg)"
+  ERROR cudaErrorIllegalInstruction FIXED)
+
+# --- calls and address conversions --------------------------------------------------------------
+# The walks from nodes 0, 2, 5 and 11 all run into the cycle; any of them may hit the limit first.
+fault_kernel(recursion_depth KERNEL k_depths BLOCK "0,0,0" THREAD "(0|2|5|11),0,0"
+  INST "call"
+  WHAT "call depth beyond 1000"
+  ERROR cudaErrorIllegalInstruction FIXED)
+# __cvta_generic_to_shared is inlined from a CUDA header too (see the warp collectives).
+fault_kernel(cvta_shared KERNEL k_rotate BLOCK "0,0,0" THREAD "0,0,0"
+  INST "cvta\\.to\\.shared"
+  WHAT "cvta\\.to\\.shared of an address outside that window"
+  ERROR cudaErrorIllegalInstruction FIXED)
+
+# --- runtime calls with bad arguments -----------------------------------------------------------
+gpu100_emu_fault(double_free
+  "^gpu100 emulator: cudaFree: pointer was not returned by cudaMalloc\ndouble_free: cudaErrorInvalidValue \\(")
+fault_fixed(double_free)
+gpu100_emu_fault(memcpy_overrun
+  "^gpu100 emulator: cudaMemcpy: a device range is not inside one allocation \\(0 bytes into a cudaMalloc allocation of 4000 bytes at 0x[0-9a-f]+, access runs past its end\\)\nmemcpy_overrun: cudaErrorInvalidValue \\(")
+fault_fixed(memcpy_overrun)
+
+# The block and thread each regex names are the first to fault under the emulator's default,
+# in-order schedule; a seeded random schedule (GPU100_EMU_SCHEDULE=random:N) can let another
+# faulting warp go first. So these tests always run in order, whatever the caller's environment.
+get_property(fault_tests DIRECTORY PROPERTY TESTS)
+set_property(TEST ${fault_tests} APPEND PROPERTY
+             ENVIRONMENT_MODIFICATION "GPU100_EMU_SCHEDULE=unset:")

@@ -5,10 +5,10 @@
 // --fixed: keys above 7 are clamped into the last bin and the histograms match the host's.
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <algorithm>
 #include <vector>
 
 static void require_device() {
@@ -35,13 +35,13 @@ static int verdict(const char* what, cudaError_t got, cudaError_t want) {
   return got == cudaSuccess ? 0 : 2;
 }
 
-#define CHECK(call)                                                                     \
-  do {                                                                                  \
-    const cudaError_t e_ = (call);                                                      \
-    if (e_ != cudaSuccess) {                                                            \
-      std::fprintf(stderr, "%s failed: %s\n", #call, cudaGetErrorName(e_));             \
-      std::exit(2);                                                                     \
-    }                                                                                   \
+#define CHECK(call)                                                         \
+  do {                                                                      \
+    const cudaError_t e_ = (call);                                          \
+    if (e_ != cudaSuccess) {                                                \
+      std::fprintf(stderr, "%s failed: %s\n", #call, cudaGetErrorName(e_)); \
+      std::exit(2);                                                         \
+    }                                                                       \
   } while (0)
 
 constexpr int kThreads = 64;
@@ -54,7 +54,8 @@ __global__ void k_histogram(const int* keys, int* out, int fixed) {
   for (int j = 0; j < kKeys; ++j) {
     int k = keys[t * kKeys + j];
     if (fixed) k = min(k, kBins - 1);
-    bins[k] += 1;  // PLANTED: k == 8 is one past the array
+    // The planted bug: k == 8 is one past the array.
+    bins[k] += 1;  // PLANTED
   }
   for (int b = 0; b < kBins; ++b) out[t * kBins + b] = bins[b];
 }
@@ -64,7 +65,7 @@ int main(int argc, char** argv) {
   const bool fixed = argc > 1 && std::strcmp(argv[1], "--fixed") == 0;
   std::vector<int> keys(kThreads * kKeys);
   for (int i = 0; i < kThreads * kKeys; ++i) keys[i] = (i * 5) % kBins;  // 0..7
-  keys[37 * kKeys + 2] = kBins;  // the one out-of-range key
+  keys[37 * kKeys + 2] = kBins;                                          // the one out-of-range key
   int *d_keys = nullptr, *out = nullptr;
   CHECK(cudaMalloc(&d_keys, keys.size() * sizeof(int)));
   CHECK(cudaMalloc(&out, kThreads * kBins * sizeof(int)));

@@ -34,13 +34,13 @@ static int verdict(const char* what, cudaError_t got, cudaError_t want) {
   return got == cudaSuccess ? 0 : 2;
 }
 
-#define CHECK(call)                                                                     \
-  do {                                                                                  \
-    const cudaError_t e_ = (call);                                                      \
-    if (e_ != cudaSuccess) {                                                            \
-      std::fprintf(stderr, "%s failed: %s\n", #call, cudaGetErrorName(e_));             \
-      std::exit(2);                                                                     \
-    }                                                                                   \
+#define CHECK(call)                                                         \
+  do {                                                                      \
+    const cudaError_t e_ = (call);                                          \
+    if (e_ != cudaSuccess) {                                                \
+      std::fprintf(stderr, "%s failed: %s\n", #call, cudaGetErrorName(e_)); \
+      std::exit(2);                                                         \
+    }                                                                       \
   } while (0)
 
 constexpr int kVecs = 256;
@@ -49,7 +49,8 @@ constexpr int kBlock = 64;
 __global__ void k_copy4(const float* in, float4* out, int offset) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   const float4* src = reinterpret_cast<const float4*>(in + offset);
-  out[i] = src[i];  // PLANTED: in + 1 is not 16-byte aligned
+  // The planted bug: in + 1 is not 16-byte aligned.
+  out[i] = src[i];  // PLANTED
 }
 
 int main(int argc, char** argv) {
@@ -71,7 +72,8 @@ int main(int argc, char** argv) {
   CHECK(cudaMemcpy(got.data(), out, got.size() * sizeof(float), cudaMemcpyDeviceToHost));
   for (int i = 0; i < kVecs * 4; ++i)
     if (got[i] != h[offset + i]) {
-      std::fprintf(stderr, "misaligned_float4 --fixed: out[%d] = %g, expected %g\n", i, got[i], h[offset + i]);
+      std::fprintf(stderr, "misaligned_float4 --fixed: out[%d] = %g, expected %g\n", i, got[i],
+                   h[offset + i]);
       return 3;
     }
   std::fprintf(stderr, "misaligned_float4 --fixed: ok\n");

@@ -34,13 +34,13 @@ static int verdict(const char* what, cudaError_t got, cudaError_t want) {
   return got == cudaSuccess ? 0 : 2;
 }
 
-#define CHECK(call)                                                                     \
-  do {                                                                                  \
-    const cudaError_t e_ = (call);                                                      \
-    if (e_ != cudaSuccess) {                                                            \
-      std::fprintf(stderr, "%s failed: %s\n", #call, cudaGetErrorName(e_));             \
-      std::exit(2);                                                                     \
-    }                                                                                   \
+#define CHECK(call)                                                         \
+  do {                                                                      \
+    const cudaError_t e_ = (call);                                          \
+    if (e_ != cudaSuccess) {                                                \
+      std::fprintf(stderr, "%s failed: %s\n", #call, cudaGetErrorName(e_)); \
+      std::exit(2);                                                         \
+    }                                                                       \
   } while (0)
 
 constexpr int kRecords = 128;
@@ -49,7 +49,8 @@ __global__ void k_pack(unsigned char* buf, int stride, int value_at) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   unsigned char* rec = buf + size_t(i) * stride;
   *reinterpret_cast<int*>(rec) = i;
-  *reinterpret_cast<unsigned long long*>(rec + value_at) = 0x100000000ull * i + 7;  // PLANTED: byte 4 of a record
+  // The planted bug: the value at byte 4 of a 12-byte record is not 8-byte aligned.
+  *reinterpret_cast<unsigned long long*>(rec + value_at) = 0x100000000ull * i + 7;  // PLANTED
 }
 
 int main(int argc, char** argv) {

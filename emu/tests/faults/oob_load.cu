@@ -33,13 +33,13 @@ static int verdict(const char* what, cudaError_t got, cudaError_t want) {
   return got == cudaSuccess ? 0 : 2;
 }
 
-#define CHECK(call)                                                                     \
-  do {                                                                                  \
-    const cudaError_t e_ = (call);                                                      \
-    if (e_ != cudaSuccess) {                                                            \
-      std::fprintf(stderr, "%s failed: %s\n", #call, cudaGetErrorName(e_));             \
-      std::exit(2);                                                                     \
-    }                                                                                   \
+#define CHECK(call)                                                         \
+  do {                                                                      \
+    const cudaError_t e_ = (call);                                          \
+    if (e_ != cudaSuccess) {                                                \
+      std::fprintf(stderr, "%s failed: %s\n", #call, cudaGetErrorName(e_)); \
+      std::exit(2);                                                         \
+    }                                                                       \
   } while (0)
 
 constexpr int kN = 1000;  // not a multiple of the block: the last block has idle threads
@@ -48,7 +48,8 @@ constexpr int kBlock = 256;
 __global__ void k_scale(const float* in, float* out, int n, int fixed) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   const bool inside = fixed ? i < n : i <= n;
-  if (inside) out[i] = 2.0f * in[i];  // PLANTED: i == n reads past the end
+  // The planted bug: i == n reads past the end.
+  if (inside) out[i] = 2.0f * in[i];  // PLANTED
 }
 
 int main(int argc, char** argv) {

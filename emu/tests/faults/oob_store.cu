@@ -33,13 +33,13 @@ static int verdict(const char* what, cudaError_t got, cudaError_t want) {
   return got == cudaSuccess ? 0 : 2;
 }
 
-#define CHECK(call)                                                                     \
-  do {                                                                                  \
-    const cudaError_t e_ = (call);                                                      \
-    if (e_ != cudaSuccess) {                                                            \
-      std::fprintf(stderr, "%s failed: %s\n", #call, cudaGetErrorName(e_));             \
-      std::exit(2);                                                                     \
-    }                                                                                   \
+#define CHECK(call)                                                         \
+  do {                                                                      \
+    const cudaError_t e_ = (call);                                          \
+    if (e_ != cudaSuccess) {                                                \
+      std::fprintf(stderr, "%s failed: %s\n", #call, cudaGetErrorName(e_)); \
+      std::exit(2);                                                         \
+    }                                                                       \
   } while (0)
 
 constexpr int kN = 1000;
@@ -47,7 +47,8 @@ constexpr int kBlock = 256;
 
 __global__ void k_shift_left(const float* in, float* out, int n, int first) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= first && i < n) out[i - 1] = in[i];  // PLANTED: first = 0 stores out[-1]
+  // The planted bug: first = 0 stores out[-1].
+  if (i >= first && i < n) out[i - 1] = in[i];  // PLANTED
 }
 
 int main(int argc, char** argv) {

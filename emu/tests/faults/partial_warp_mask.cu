@@ -34,13 +34,13 @@ static int verdict(const char* what, cudaError_t got, cudaError_t want) {
   return got == cudaSuccess ? 0 : 2;
 }
 
-#define CHECK(call)                                                                     \
-  do {                                                                                  \
-    const cudaError_t e_ = (call);                                                      \
-    if (e_ != cudaSuccess) {                                                            \
-      std::fprintf(stderr, "%s failed: %s\n", #call, cudaGetErrorName(e_));             \
-      std::exit(2);                                                                     \
-    }                                                                                   \
+#define CHECK(call)                                                         \
+  do {                                                                      \
+    const cudaError_t e_ = (call);                                          \
+    if (e_ != cudaSuccess) {                                                \
+      std::fprintf(stderr, "%s failed: %s\n", #call, cudaGetErrorName(e_)); \
+      std::exit(2);                                                         \
+    }                                                                       \
   } while (0)
 
 constexpr int kThreads = 48;
@@ -49,7 +49,8 @@ __global__ void k_warp_totals(const int* in, int* out, int fixed) {
   const int t = threadIdx.x, lane = t & 31;
   const int lanes = min(32, int(blockDim.x) - (t & ~31));  // lanes this warp has
   const unsigned mask = fixed && lanes < 32 ? (1u << lanes) - 1 : 0xFFFFFFFFu;
-  const int sum = __reduce_add_sync(mask, in[t]);  // PLANTED: warp 1 has no lanes 16-31
+  // The planted bug: warp 1 has no lanes 16-31.
+  const int sum = __reduce_add_sync(mask, in[t]);  // PLANTED
   if (lane == 0) out[t / 32] = sum;
 }
 
@@ -71,7 +72,8 @@ int main(int argc, char** argv) {
     int want = 0;
     for (int i = w * 32; i < kThreads && i < w * 32 + 32; ++i) want += h[i];
     if (got[w] != want) {
-      std::fprintf(stderr, "partial_warp_mask --fixed: warp %d sum %d, expected %d\n", w, got[w], want);
+      std::fprintf(stderr, "partial_warp_mask --fixed: warp %d sum %d, expected %d\n", w, got[w],
+                   want);
       return 3;
     }
   }

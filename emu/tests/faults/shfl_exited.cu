@@ -5,10 +5,10 @@
 // threads past the data contribute 0 and both warp sums are right.
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <algorithm>
 #include <vector>
 
 static void require_device() {
@@ -35,13 +35,13 @@ static int verdict(const char* what, cudaError_t got, cudaError_t want) {
   return got == cudaSuccess ? 0 : 2;
 }
 
-#define CHECK(call)                                                                     \
-  do {                                                                                  \
-    const cudaError_t e_ = (call);                                                      \
-    if (e_ != cudaSuccess) {                                                            \
-      std::fprintf(stderr, "%s failed: %s\n", #call, cudaGetErrorName(e_));             \
-      std::exit(2);                                                                     \
-    }                                                                                   \
+#define CHECK(call)                                                         \
+  do {                                                                      \
+    const cudaError_t e_ = (call);                                          \
+    if (e_ != cudaSuccess) {                                                \
+      std::fprintf(stderr, "%s failed: %s\n", #call, cudaGetErrorName(e_)); \
+      std::exit(2);                                                         \
+    }                                                                       \
   } while (0)
 
 constexpr int kN = 48;
@@ -51,7 +51,8 @@ __global__ void k_warp_sums(const int* in, int* out, int n, int fixed) {
   const int i = threadIdx.x, lane = i & 31;
   if (!fixed && i >= n) return;  // lanes past the data leave early
   int v = i < n ? in[i] : 0;
-  for (int d = 16; d > 0; d /= 2) v += __shfl_xor_sync(0xFFFFFFFFu, v, d);  // PLANTED: the mask still names them
+  // The planted bug: the mask still names the lanes that returned.
+  for (int d = 16; d > 0; d /= 2) v += __shfl_xor_sync(0xFFFFFFFFu, v, d);  // PLANTED
   if (lane == 0) out[i / 32] = v;
 }
 

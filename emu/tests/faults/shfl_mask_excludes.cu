@@ -34,20 +34,21 @@ static int verdict(const char* what, cudaError_t got, cudaError_t want) {
   return got == cudaSuccess ? 0 : 2;
 }
 
-#define CHECK(call)                                                                     \
-  do {                                                                                  \
-    const cudaError_t e_ = (call);                                                      \
-    if (e_ != cudaSuccess) {                                                            \
-      std::fprintf(stderr, "%s failed: %s\n", #call, cudaGetErrorName(e_));             \
-      std::exit(2);                                                                     \
-    }                                                                                   \
+#define CHECK(call)                                                         \
+  do {                                                                      \
+    const cudaError_t e_ = (call);                                          \
+    if (e_ != cudaSuccess) {                                                \
+      std::fprintf(stderr, "%s failed: %s\n", #call, cudaGetErrorName(e_)); \
+      std::exit(2);                                                         \
+    }                                                                       \
   } while (0)
 
 __global__ void k_half_sums(const int* in, int* out, int fixed) {
   const int lane = threadIdx.x & 31;
   const unsigned mask = fixed && lane >= 16 ? 0xFFFF0000u : 0x0000FFFFu;
   int v = in[threadIdx.x];
-  for (int d = 8; d > 0; d /= 2) v += __shfl_xor_sync(mask, v, d);  // PLANTED: lanes 16-31 are not in the mask
+  // The planted bug: lanes 16-31 are not in the mask.
+  for (int d = 8; d > 0; d /= 2) v += __shfl_xor_sync(mask, v, d);  // PLANTED
   if (lane % 16 == 0) out[threadIdx.x / 16] = v;
 }
 
@@ -69,7 +70,8 @@ int main(int argc, char** argv) {
     int want = 0;
     for (int i = 0; i < 16; ++i) want += h[q * 16 + i];
     if (got[q] != want) {
-      std::fprintf(stderr, "shfl_mask_excludes --fixed: half %d sum %d, expected %d\n", q, got[q], want);
+      std::fprintf(stderr, "shfl_mask_excludes --fixed: half %d sum %d, expected %d\n", q, got[q],
+                   want);
       return 3;
     }
   }

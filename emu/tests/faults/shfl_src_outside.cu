@@ -35,20 +35,21 @@ static int verdict(const char* what, cudaError_t got, cudaError_t want) {
   return got == cudaSuccess ? 0 : 2;
 }
 
-#define CHECK(call)                                                                     \
-  do {                                                                                  \
-    const cudaError_t e_ = (call);                                                      \
-    if (e_ != cudaSuccess) {                                                            \
-      std::fprintf(stderr, "%s failed: %s\n", #call, cudaGetErrorName(e_));             \
-      std::exit(2);                                                                     \
-    }                                                                                   \
+#define CHECK(call)                                                         \
+  do {                                                                      \
+    const cudaError_t e_ = (call);                                          \
+    if (e_ != cudaSuccess) {                                                \
+      std::fprintf(stderr, "%s failed: %s\n", #call, cudaGetErrorName(e_)); \
+      std::exit(2);                                                         \
+    }                                                                       \
   } while (0)
 
 __global__ void k_lower_half_sums(const int* in, int* out, int width) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x, lane = threadIdx.x & 31;
   if (lane < 16) {
     int v = in[i];
-    for (int d = 8; d > 0; d /= 2) v += __shfl_down_sync(0x0000FFFFu, v, d, width);  // PLANTED: width 32 reaches lane 16
+    // The planted bug: with width 32, lane 8 reads lane 16 at d = 8.
+    for (int d = 8; d > 0; d /= 2) v += __shfl_down_sync(0x0000FFFFu, v, d, width);  // PLANTED
     if (lane == 0) out[i / 32] = v;
   }
 }
@@ -71,7 +72,8 @@ int main(int argc, char** argv) {
     int want = 0;
     for (int i = 0; i < 16; ++i) want += h[w * 32 + i];
     if (got[w] != want) {
-      std::fprintf(stderr, "shfl_src_outside --fixed: warp %d sum %d, expected %d\n", w, got[w], want);
+      std::fprintf(stderr, "shfl_src_outside --fixed: warp %d sum %d, expected %d\n", w, got[w],
+                   want);
       return 3;
     }
   }

@@ -34,23 +34,25 @@ static int verdict(const char* what, cudaError_t got, cudaError_t want) {
   return got == cudaSuccess ? 0 : 2;
 }
 
-#define CHECK(call)                                                                     \
-  do {                                                                                  \
-    const cudaError_t e_ = (call);                                                      \
-    if (e_ != cudaSuccess) {                                                            \
-      std::fprintf(stderr, "%s failed: %s\n", #call, cudaGetErrorName(e_));             \
-      std::exit(2);                                                                     \
-    }                                                                                   \
+#define CHECK(call)                                                         \
+  do {                                                                      \
+    const cudaError_t e_ = (call);                                          \
+    if (e_ != cudaSuccess) {                                                \
+      std::fprintf(stderr, "%s failed: %s\n", #call, cudaGetErrorName(e_)); \
+      std::exit(2);                                                         \
+    }                                                                       \
   } while (0)
 
 constexpr int kBlock = 128;
 constexpr int kBlocks = 3;
 
-// out[i] = in[i + 1] - in[i], with in[n] read as 0: buf[0..blockDim.x] holds in[base..base+blockDim].
+// out[i] = in[i + 1] - in[i], with in[n] read as 0: buf[0..blockDim.x] holds
+// in[base..base+blockDim].
 __global__ void k_diff(const float* in, float* out, int n) {
   extern __shared__ float buf[];
   const int t = threadIdx.x, i = blockIdx.x * blockDim.x + t;
-  buf[t + 1] = i + 1 < n ? in[i + 1] : 0.0f;  // PLANTED: t + 1 == blockDim.x is outside the window
+  // The planted bug: t + 1 == blockDim.x is outside the window.
+  buf[t + 1] = i + 1 < n ? in[i + 1] : 0.0f;  // PLANTED
   if (t == 0) buf[0] = in[i];
   __syncthreads();
   out[i] = buf[t + 1] - buf[t];

@@ -34,13 +34,13 @@ static int verdict(const char* what, cudaError_t got, cudaError_t want) {
   return got == cudaSuccess ? 0 : 2;
 }
 
-#define CHECK(call)                                                                     \
-  do {                                                                                  \
-    const cudaError_t e_ = (call);                                                      \
-    if (e_ != cudaSuccess) {                                                            \
-      std::fprintf(stderr, "%s failed: %s\n", #call, cudaGetErrorName(e_));             \
-      std::exit(2);                                                                     \
-    }                                                                                   \
+#define CHECK(call)                                                         \
+  do {                                                                      \
+    const cudaError_t e_ = (call);                                          \
+    if (e_ != cudaSuccess) {                                                \
+      std::fprintf(stderr, "%s failed: %s\n", #call, cudaGetErrorName(e_)); \
+      std::exit(2);                                                         \
+    }                                                                       \
   } while (0)
 
 constexpr int kTile = 128;
@@ -52,7 +52,8 @@ __global__ void k_pair_sum(const float* in, float* out, int fixed) {
   tile[t] = in[base + t];
   __syncthreads();
   const int right = fixed ? min(t + 1, kTile - 1) : t + 1;
-  out[base + t] = tile[t] + tile[right];  // PLANTED: right == 128 for the last thread
+  // The planted bug: right == 128 for the last thread.
+  out[base + t] = tile[t] + tile[right];  // PLANTED
 }
 
 int main(int argc, char** argv) {
@@ -73,7 +74,8 @@ int main(int argc, char** argv) {
   for (int i = 0; i < n; ++i) {
     const int t = i % kTile, r = t + 1 < kTile ? i + 1 : i;
     if (got[i] != h[i] + h[r]) {
-      std::fprintf(stderr, "smem_static --fixed: out[%d] = %g, expected %g\n", i, got[i], h[i] + h[r]);
+      std::fprintf(stderr, "smem_static --fixed: out[%d] = %g, expected %g\n", i, got[i],
+                   h[i] + h[r]);
       return 3;
     }
   }

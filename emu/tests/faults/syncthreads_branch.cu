@@ -35,13 +35,13 @@ static int verdict(const char* what, cudaError_t got, cudaError_t want) {
   return got == cudaSuccess ? 0 : 2;
 }
 
-#define CHECK(call)                                                                     \
-  do {                                                                                  \
-    const cudaError_t e_ = (call);                                                      \
-    if (e_ != cudaSuccess) {                                                            \
-      std::fprintf(stderr, "%s failed: %s\n", #call, cudaGetErrorName(e_));             \
-      std::exit(2);                                                                     \
-    }                                                                                   \
+#define CHECK(call)                                                         \
+  do {                                                                      \
+    const cudaError_t e_ = (call);                                          \
+    if (e_ != cudaSuccess) {                                                \
+      std::fprintf(stderr, "%s failed: %s\n", #call, cudaGetErrorName(e_)); \
+      std::exit(2);                                                         \
+    }                                                                       \
   } while (0)
 
 constexpr int kBlock = 128;
@@ -55,7 +55,8 @@ __global__ void k_block_sum(const float* in, float* out, int fixed) {
   for (int stride = kBlock / 2; stride > 0; stride /= 2) {
     if (t < stride) {
       s[t] += s[t + stride];
-      if (!fixed) __syncthreads();  // PLANTED: only threads below stride arrive
+      // The planted bug: only the threads below stride arrive.
+      if (!fixed) __syncthreads();  // PLANTED
     }
     if (fixed) __syncthreads();
   }
@@ -81,7 +82,8 @@ int main(int argc, char** argv) {
     float want = 0;
     for (int t = 0; t < kBlock; ++t) want += h[b * kBlock + t];
     if (got[b] != want) {
-      std::fprintf(stderr, "syncthreads_branch --fixed: block %d sum %g, expected %g\n", b, got[b], want);
+      std::fprintf(stderr, "syncthreads_branch --fixed: block %d sum %g, expected %g\n", b, got[b],
+                   want);
       return 3;
     }
   }

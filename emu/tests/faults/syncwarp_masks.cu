@@ -35,13 +35,13 @@ static int verdict(const char* what, cudaError_t got, cudaError_t want) {
   return got == cudaSuccess ? 0 : 2;
 }
 
-#define CHECK(call)                                                                     \
-  do {                                                                                  \
-    const cudaError_t e_ = (call);                                                      \
-    if (e_ != cudaSuccess) {                                                            \
-      std::fprintf(stderr, "%s failed: %s\n", #call, cudaGetErrorName(e_));             \
-      std::exit(2);                                                                     \
-    }                                                                                   \
+#define CHECK(call)                                                         \
+  do {                                                                      \
+    const cudaError_t e_ = (call);                                          \
+    if (e_ != cudaSuccess) {                                                \
+      std::fprintf(stderr, "%s failed: %s\n", #call, cudaGetErrorName(e_)); \
+      std::exit(2);                                                         \
+    }                                                                       \
   } while (0)
 
 __global__ void k_swap_pairs(const int* in, int* out, int fixed) {
@@ -49,8 +49,9 @@ __global__ void k_swap_pairs(const int* in, int* out, int fixed) {
   const int lane = threadIdx.x;
   s[lane] = in[lane] * 2;
   const unsigned upper = fixed ? 0xFFFF0000u : 0xFFFFFFFFu;
-  __syncwarp(lane < 16 ? 0x0000FFFFu : upper);  // PLANTED: the upper half names the lower half too
-  out[lane] = s[lane ^ 1];  // the partner is in the same half
+  // The planted bug: the upper half names the lower half too.
+  __syncwarp(lane < 16 ? 0x0000FFFFu : upper);  // PLANTED
+  out[lane] = s[lane ^ 1];                      // the partner is in the same half
 }
 
 int main(int argc, char** argv) {
@@ -69,7 +70,8 @@ int main(int argc, char** argv) {
   CHECK(cudaMemcpy(got, out, sizeof got, cudaMemcpyDeviceToHost));
   for (int i = 0; i < 32; ++i)
     if (got[i] != 2 * h[i ^ 1]) {
-      std::fprintf(stderr, "syncwarp_masks --fixed: out[%d] = %d, expected %d\n", i, got[i], 2 * h[i ^ 1]);
+      std::fprintf(stderr, "syncwarp_masks --fixed: out[%d] = %d, expected %d\n", i, got[i],
+                   2 * h[i ^ 1]);
       return 3;
     }
   std::fprintf(stderr, "syncwarp_masks --fixed: ok\n");

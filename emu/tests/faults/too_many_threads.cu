@@ -33,16 +33,18 @@ static int verdict(const char* what, cudaError_t got, cudaError_t want) {
   return got == cudaSuccess ? 0 : 2;
 }
 
-#define CHECK(call)                                                                     \
-  do {                                                                                  \
-    const cudaError_t e_ = (call);                                                      \
-    if (e_ != cudaSuccess) {                                                            \
-      std::fprintf(stderr, "%s failed: %s\n", #call, cudaGetErrorName(e_));             \
-      std::exit(2);                                                                     \
-    }                                                                                   \
+#define CHECK(call)                                                         \
+  do {                                                                      \
+    const cudaError_t e_ = (call);                                          \
+    if (e_ != cudaSuccess) {                                                \
+      std::fprintf(stderr, "%s failed: %s\n", #call, cudaGetErrorName(e_)); \
+      std::exit(2);                                                         \
+    }                                                                       \
   } while (0)
 
-__global__ void k_iota(int* out) { out[threadIdx.x] = int(threadIdx.x); }
+__global__ void k_iota(int* out) {
+  out[threadIdx.x] = int(threadIdx.x);
+}
 
 int main(int argc, char** argv) {
   require_device();
@@ -53,7 +55,9 @@ int main(int argc, char** argv) {
   k_iota<<<1, threads>>>(out);  // 1025 is over the limit of 1024 threads per block
   if (!fixed) {
     const int v = verdict("too_many_threads", launch_result(), cudaErrorInvalidConfiguration);
-    if (v == 1 && (cudaGetLastError() != cudaSuccess || cudaMemset(out, 0, sizeof(int)) != cudaSuccess)) {
+    // launch_result's cudaGetLastError returned the error and cleared it; nothing stays behind.
+    if (v == 1 && (cudaGetLastError() != cudaSuccess || cudaDeviceSynchronize() != cudaSuccess ||
+                   cudaMemset(out, 0, sizeof(int)) != cudaSuccess)) {
       std::fprintf(stderr, "too_many_threads: the refused launch left a sticky error\n");
       return 2;
     }

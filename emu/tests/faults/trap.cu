@@ -33,20 +33,21 @@ static int verdict(const char* what, cudaError_t got, cudaError_t want) {
   return got == cudaSuccess ? 0 : 2;
 }
 
-#define CHECK(call)                                                                     \
-  do {                                                                                  \
-    const cudaError_t e_ = (call);                                                      \
-    if (e_ != cudaSuccess) {                                                            \
-      std::fprintf(stderr, "%s failed: %s\n", #call, cudaGetErrorName(e_));             \
-      std::exit(2);                                                                     \
-    }                                                                                   \
+#define CHECK(call)                                                         \
+  do {                                                                      \
+    const cudaError_t e_ = (call);                                          \
+    if (e_ != cudaSuccess) {                                                \
+      std::fprintf(stderr, "%s failed: %s\n", #call, cudaGetErrorName(e_)); \
+      std::exit(2);                                                         \
+    }                                                                       \
   } while (0)
 
 constexpr int kN = 64;
 
 __global__ void k_divide(const int* num, const int* den, int* out) {
   const int i = threadIdx.x;
-  if (den[i] == 0) asm volatile("trap;");  // PLANTED: den[40] == 0
+  // The planted bug: den[40] == 0.
+  if (den[i] == 0) asm volatile("trap;");  // PLANTED
   out[i] = num[i] / den[i];
 }
 

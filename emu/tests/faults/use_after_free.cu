@@ -33,13 +33,13 @@ static int verdict(const char* what, cudaError_t got, cudaError_t want) {
   return got == cudaSuccess ? 0 : 2;
 }
 
-#define CHECK(call)                                                                     \
-  do {                                                                                  \
-    const cudaError_t e_ = (call);                                                      \
-    if (e_ != cudaSuccess) {                                                            \
-      std::fprintf(stderr, "%s failed: %s\n", #call, cudaGetErrorName(e_));             \
-      std::exit(2);                                                                     \
-    }                                                                                   \
+#define CHECK(call)                                                         \
+  do {                                                                      \
+    const cudaError_t e_ = (call);                                          \
+    if (e_ != cudaSuccess) {                                                \
+      std::fprintf(stderr, "%s failed: %s\n", #call, cudaGetErrorName(e_)); \
+      std::exit(2);                                                         \
+    }                                                                       \
   } while (0)
 
 constexpr int kN = 512;
@@ -47,7 +47,8 @@ constexpr int kBlock = 128;
 
 __global__ void k_add_one(const int* in, int* out, int n) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n) out[i] = in[i] + 1;  // PLANTED: in was freed before the launch
+  // The planted bug: in was freed before the launch.
+  if (i < n) out[i] = in[i] + 1;  // PLANTED
 }
 
 int main(int argc, char** argv) {
@@ -68,7 +69,8 @@ int main(int argc, char** argv) {
   CHECK(cudaMemcpy(got.data(), out, kN * sizeof(int), cudaMemcpyDeviceToHost));
   for (int i = 0; i < kN; ++i)
     if (got[i] != h[i] + 1) {
-      std::fprintf(stderr, "use_after_free --fixed: out[%d] = %d, expected %d\n", i, got[i], h[i] + 1);
+      std::fprintf(stderr, "use_after_free --fixed: out[%d] = %d, expected %d\n", i, got[i],
+                   h[i] + 1);
       return 3;
     }
   std::fprintf(stderr, "use_after_free --fixed: ok\n");
