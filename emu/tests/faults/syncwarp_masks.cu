@@ -1,8 +1,9 @@
 // Planted bug: divergent lanes give one __syncwarp different member masks. The two halves of a
 // warp exchange values through shared memory and each should synchronize only itself; the lower
 // half passes 0x0000ffff but the upper half passes the full 0xffffffff, so lanes 16-31 wait at
-// the bar.warp.sync for lanes 0-15, which completed it under another mask and moved on. Expected:
-// cudaErrorLaunchFailure and the emulator's explanation at lane 16's bar.warp.sync.
+// the bar.warp.sync for lanes 0-15, which completed it under another mask, moved on and exited.
+// Expected: cudaErrorIllegalInstruction and the emulator's explanation at lane 16's
+// bar.warp.sync (a lane of its member mask has exited).
 // --fixed: the upper half passes 0xffff0000 and the exchanged values are right.
 #include <cuda_runtime.h>
 
@@ -64,7 +65,7 @@ int main(int argc, char** argv) {
   CHECK(cudaMalloc(&out, sizeof h));
   CHECK(cudaMemcpy(in, h, sizeof h, cudaMemcpyHostToDevice));
   k_swap_pairs<<<1, 32>>>(in, out, fixed);
-  if (!fixed) return verdict("syncwarp_masks", launch_result(), cudaErrorLaunchFailure);
+  if (!fixed) return verdict("syncwarp_masks", launch_result(), cudaErrorIllegalInstruction);
   CHECK(launch_result());
   int got[32];
   CHECK(cudaMemcpy(got, out, sizeof got, cudaMemcpyDeviceToHost));
