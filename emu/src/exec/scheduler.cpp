@@ -565,8 +565,10 @@ void init_block(Sched& s, Block& b, uint32_t linear) {
   // block's values rather than paying to clear them (only fresh storage is zeroed).
   const size_t nregs = size_t(s.k.nregs) * 32 * nw, nlocal = size_t(s.k.local_bytes) * 32 * nw;
   if (b.regs.size() != nregs) b.regs.assign(nregs, 0);
-  if (b.local.size() != nlocal) b.local.assign(nlocal, 0);
-  b.shared.assign(l.smem_bytes, 0);
+  if (b.local.size() != nlocal) b.local.assign(nlocal, 0xFF);
+  // Shared memory starts undefined too: all ones (NaN as a float), so a kernel that reads a
+  // shared word before any thread wrote it cannot pass its check by reading a convenient zero.
+  b.shared.assign(l.smem_bytes, 0xFF);
   b.warps.resize(nw);
   for (uint32_t i = 0; i < nw; ++i) {
     Warp& w = b.warps[i];
