@@ -19,6 +19,10 @@ typedef unsigned __int128 u128;
 
 enum class Rnd { RN, RNA, RZ, RM, RP };
 
+// The four roundings the rounded instructions take (.rna is cvt's alone), with their modifiers.
+constexpr Rnd kRoundings[4] = {Rnd::RN, Rnd::RZ, Rnd::RM, Rnd::RP};
+constexpr const char* kRoundingNames[4] = {"rn", "rz", "rm", "rp"};
+
 // A binary floating-point format: mantissa bits (without the hidden bit), exponent bits, and
 // whether the all-ones exponent encodes infinities (IEEE formats and e5m2) or, as in e4m3, only
 // NaN at mantissa all-ones, leaving the rest of that binade as normal numbers.
@@ -137,6 +141,26 @@ inline bool is_nan_bits(uint64_t bits, Fmt f) { return decode(bits, f).nan; }
 // Where the discarded part of a value lies relative to half a unit of the kept last place.
 enum class Rem { ZERO, BELOW, HALF, ABOVE };
 
+// The discarded bits `low` (half a unit of the kept last place is `half`) plus the sticky rest.
+inline Rem remainder_of(u128 low, u128 half, bool sticky) {
+  if (low == 0) return sticky ? Rem::BELOW : Rem::ZERO;
+  if (low < half) return Rem::BELOW;
+  if (low == half) return sticky ? Rem::ABOVE : Rem::HALF;
+  return Rem::ABOVE;
+}
+
+// Whether rounding r takes the kept magnitude S of a value with sign neg one unit up.
+inline bool rounds_up(Rnd r, Rem rem, bool neg, u128 S) {
+  switch (r) {
+    case Rnd::RN: return rem == Rem::ABOVE || (rem == Rem::HALF && (S & 1));
+    case Rnd::RNA: return rem == Rem::ABOVE || rem == Rem::HALF;
+    case Rnd::RZ: return false;
+    case Rnd::RM: return neg && rem != Rem::ZERO;
+    case Rnd::RP: return !neg && rem != Rem::ZERO;
+  }
+  return false;
+}
+
 // Rounds an exact value into format f with mode r, per IEEE 754 (which the ISA's .rn/.rz/.rm/.rp
 // and cvt's .rna name): overflow gives infinity or the largest finite value depending on the
 // direction; subnormal results are kept (no flushing here).
@@ -162,23 +186,10 @@ inline uint64_t round_to(const Exact& v, Fmt f, Rnd r) {
     rem = Rem::BELOW;  // mag < 2^128 <= half of 2^shift
   } else {
     const u128 mask = shift == 128 ? ~(u128)0 : (((u128)1 << shift) - 1);
-    const u128 half = (u128)1 << (shift - 1);
-    const u128 low = v.mag & mask;
     S = shift == 128 ? 0 : (v.mag >> shift);
-    if (low == 0) rem = v.sticky ? Rem::BELOW : Rem::ZERO;
-    else if (low < half) rem = Rem::BELOW;
-    else if (low == half) rem = v.sticky ? Rem::ABOVE : Rem::HALF;
-    else rem = Rem::ABOVE;
+    rem = remainder_of(v.mag & mask, (u128)1 << (shift - 1), v.sticky);
   }
-  bool up = false;
-  switch (r) {
-    case Rnd::RN: up = rem == Rem::ABOVE || (rem == Rem::HALF && (S & 1)); break;
-    case Rnd::RNA: up = rem == Rem::ABOVE || rem == Rem::HALF; break;
-    case Rnd::RZ: up = false; break;
-    case Rnd::RM: up = v.neg && rem != Rem::ZERO; break;
-    case Rnd::RP: up = !v.neg && rem != Rem::ZERO; break;
-  }
-  if (up) S += 1;
+  if (rounds_up(r, rem, v.neg, S)) S += 1;
   if (S == ((u128)1 << (f.mbits + 1))) {  // carried into a new binade
     S >>= 1;
     q += 1;
@@ -316,23 +327,42 @@ inline u128 round_to_integer(const Exact& v, Rnd r, bool* neg_out) {
       rem = v.mag == 0 && !v.sticky ? Rem::ZERO : Rem::BELOW;
     } else {
       const u128 mask = (((u128)1) << sh) - 1, half = ((u128)1) << (sh - 1);
-      const u128 low = v.mag & mask;
       S = v.mag >> sh;
-      if (low == 0) rem = v.sticky ? Rem::BELOW : Rem::ZERO;
-      else if (low < half) rem = Rem::BELOW;
-      else if (low == half) rem = v.sticky ? Rem::ABOVE : Rem::HALF;
-      else rem = Rem::ABOVE;
+      rem = remainder_of(v.mag & mask, half, v.sticky);
     }
   }
-  bool up = false;
-  switch (r) {
-    case Rnd::RN: up = rem == Rem::ABOVE || (rem == Rem::HALF && (S & 1)); break;
-    case Rnd::RNA: up = rem == Rem::ABOVE || rem == Rem::HALF; break;
-    case Rnd::RZ: break;
-    case Rnd::RM: up = v.neg && rem != Rem::ZERO; break;
-    case Rnd::RP: up = !v.neg && rem != Rem::ZERO; break;
-  }
-  return S + (up ? 1 : 0);
+  return S + (rounds_up(r, rem, v.neg, S) ? 1 : 0);
+}
+
+// ---- expected results ----
+
+// What one result must be: exactly these bits, any NaN of its format (the ISA leaves NaN
+// payloads unspecified), or nothing at all (skip: a case the ISA leaves open).
+struct Val {
+  uint64_t bits = 0;
+  bool any_nan = false;
+  bool skip = false;
+};
+inline Val nan_val() {
+  Val v;
+  v.any_nan = true;
+  return v;
+}
+inline Val skip_val() {
+  Val v;
+  v.skip = true;
+  return v;
+}
+
+inline uint64_t sign_bit(Fmt f) { return 1ull << (f.width() - 1); }
+
+// .relu: "clamps the result to 0 if negative"; NaN gives (canonical) NaN. A -0.0 result is not
+// checked (whether it counts as negative is not said).
+inline Val relu(Val v, Fmt f) {
+  if (v.any_nan || v.skip) return v;
+  if (v.bits == sign_bit(f)) return skip_val();
+  if (v.bits & sign_bit(f)) v.bits = 0;
+  return v;
 }
 
 // ---- host views of encodings, for messages and for the approximate instructions' bounds ----
@@ -350,25 +380,17 @@ inline double to_double(uint64_t bits, Fmt f) {
   double v = __builtin_ldexp(m, e.exp);
   return e.neg ? -v : v;
 }
-inline uint32_t f32_bits(float x) {
-  uint32_t u;
-  std::memcpy(&u, &x, 4);
-  return u;
+// The same bits as another type of the same size: std::bit_cast, which C++17 does not have yet.
+template <typename To, typename From>
+inline To same_bits(From from) {
+  static_assert(sizeof(To) == sizeof(From), "a bit pattern keeps its size");
+  To to;
+  std::memcpy(&to, &from, sizeof to);
+  return to;
 }
-inline float bits_f32(uint32_t u) {
-  float x;
-  std::memcpy(&x, &u, 4);
-  return x;
-}
-inline uint64_t f64_bits(double x) {
-  uint64_t u;
-  std::memcpy(&u, &x, 8);
-  return u;
-}
-inline double bits_f64(uint64_t u) {
-  double x;
-  std::memcpy(&x, &u, 8);
-  return x;
-}
+inline uint32_t f32_bits(float x) { return same_bits<uint32_t>(x); }
+inline float bits_f32(uint32_t u) { return same_bits<float>(u); }
+inline uint64_t f64_bits(double x) { return same_bits<uint64_t>(x); }
+inline double bits_f64(uint64_t u) { return same_bits<double>(u); }
 
 }  // namespace alu

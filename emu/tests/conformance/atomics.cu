@@ -16,6 +16,7 @@
 #include <cuda_fp16.h>
 
 #include <algorithm>
+#include <type_traits>
 #include <vector>
 
 #include "conf_common.h"
@@ -103,10 +104,12 @@ DEF_RED(red_or_b32, "or.b32", uint32_t, "r")
 DEF_RED(red_xor_b32, "xor.b32", uint32_t, "r")
 
 // Host forms of the ISA's definitions.
-uint32_t isa_inc(uint32_t r, uint32_t s) {
+template <typename U>
+U isa_inc(U r, U s) {
   return r >= s ? 0 : r + 1;
 }
-uint32_t isa_dec(uint32_t r, uint32_t s) {
+template <typename U>
+U isa_dec(U r, U s) {
   return (r == 0 || r > s) ? s : r - 1;
 }
 
@@ -424,6 +427,19 @@ void check_exch(const char* name, const char* where, const std::vector<uint32_t>
   check_multiset(name, where, got, want);
 }
 
+// Everything one contended run can be checked for: threads [t0, t0 + n) of a launch of `total`
+// threads took `init` to `got`.
+void check_contended(const char* where, const Atoms& init, const Atoms& got,
+                     const std::vector<uint32_t>& olds, uint32_t total, uint32_t t0, uint32_t n) {
+  Atoms e = init;
+  expect_atoms(e, t0, n);
+  compare_atoms(where, got, e);
+  check_olds(where, olds, total, t0, n);
+  check_exch("atom.exch.b32 old values + final", where, olds, kOldExch, total, t0, n, got.exch);
+  check_exch("atom.exch.b64 old values + final (high word)", where, olds, kOldExch64Lo, total, t0,
+             n, static_cast<uint32_t>(got.exch64 >> 32));
+}
+
 void test_contention() {
   const uint32_t gblocks = 64, gthreads = 256, gn = gblocks * gthreads;
   const Atoms init = initial_atoms();
@@ -439,13 +455,7 @@ void test_contention() {
   CUDA_CHECK(cudaMemcpy(&got, d_a, sizeof got, cudaMemcpyDeviceToHost));
   std::vector<uint32_t> olds(static_cast<size_t>(kOlds) * gn);
   CUDA_CHECK(cudaMemcpy(olds.data(), d_olds, olds.size() * 4, cudaMemcpyDeviceToHost));
-  Atoms e = init;
-  expect_atoms(e, 0, gn);
-  compare_atoms("global, 64 blocks x 256 threads", got, e);
-  check_olds("global, 64 blocks x 256 threads", olds, gn, 0, gn);
-  check_exch("atom.exch.b32 old values + final", "global", olds, kOldExch, gn, 0, gn, got.exch);
-  check_exch("atom.exch.b64 old values + final (high word)", "global", olds, kOldExch64Lo, gn, 0,
-             gn, static_cast<uint32_t>(got.exch64 >> 32));
+  check_contended("global, 64 blocks x 256 threads", init, got, olds, gn, 0, gn);
   conf_check("atom.exch.b64 final: both words from one operand", "global",
              static_cast<uint32_t>(got.exch64 >> 32), static_cast<uint32_t>(got.exch64));
 
@@ -461,17 +471,9 @@ void test_contention() {
   CUDA_CHECK(cudaMemcpy(sgot.data(), d_a, sizeof(Atoms) * sblocks, cudaMemcpyDeviceToHost));
   CUDA_CHECK(
       cudaMemcpy(olds.data(), d_olds, sizeof(uint32_t) * kOlds * sn, cudaMemcpyDeviceToHost));
-  for (uint32_t b = 0; b < sblocks; ++b) {
-    Atoms eb = init;
-    expect_atoms(eb, b * sthreads, sthreads);
-    ConfStr where = conf_fmt("shared, block %u of 128 threads", b);
-    compare_atoms(where.s, sgot[b], eb);
-    check_olds(where.s, olds, sn, b * sthreads, sthreads);
-    check_exch("atom.exch.b32 old values + final", where.s, olds, kOldExch, sn, b * sthreads,
-               sthreads, sgot[b].exch);
-    check_exch("atom.exch.b64 old values + final (high word)", where.s, olds, kOldExch64Lo, sn,
-               b * sthreads, sthreads, static_cast<uint32_t>(sgot[b].exch64 >> 32));
-  }
+  for (uint32_t b = 0; b < sblocks; ++b)
+    check_contended(conf_fmt("shared, block %u of 128 threads", b).s, init, sgot[b], olds, sn,
+                    b * sthreads, sthreads);
   CUDA_CHECK(cudaFree(d_a));
   CUDA_CHECK(cudaFree(d_init));
   CUDA_CHECK(cudaFree(d_olds));
@@ -882,8 +884,13 @@ __global__ void k_single(const Case32* c32, int n32, const Case64* c64, int n64,
   }
 }
 
-void expect32(const Case32& c, uint32_t* d, uint32_t* m) {
-  const uint32_t r = c.init, s = c.b;
+// The ISA's old value d and new memory value m of one single-thread case, 32- or 64-bit (inc and
+// dec have no 64-bit form, so the 64-bit table holds no such case).
+template <typename Case, typename U>
+void expect(const Case& c, U* d, U* m) {
+  using S = typename std::make_signed<U>::type;
+  using F = typename std::conditional<sizeof(U) == 4, float, double>::type;
+  const U r = c.init, s = c.b;
   *d = r;
   switch (c.op) {
     case kAdd:
@@ -896,10 +903,10 @@ void expect32(const Case32& c, uint32_t* d, uint32_t* m) {
       *m = isa_dec(r, s);
       break;
     case kMinS:
-      *m = static_cast<uint32_t>(std::min(static_cast<int32_t>(r), static_cast<int32_t>(s)));
+      *m = static_cast<U>(std::min(static_cast<S>(r), static_cast<S>(s)));
       break;
     case kMaxS:
-      *m = static_cast<uint32_t>(std::max(static_cast<int32_t>(r), static_cast<int32_t>(s)));
+      *m = static_cast<U>(std::max(static_cast<S>(r), static_cast<S>(s)));
       break;
     case kMinU:
       *m = std::min(r, s);
@@ -923,53 +930,35 @@ void expect32(const Case32& c, uint32_t* d, uint32_t* m) {
       *m = r == s ? c.c : r;
       break;
     default: {
-      float a, b;
-      std::memcpy(&a, &r, 4);
-      std::memcpy(&b, &s, 4);
-      *m = fbits(a + b);  // host float addition rounds to nearest even, as atom.add.f32 does
+      F a, b;
+      std::memcpy(&a, &r, sizeof a);
+      std::memcpy(&b, &s, sizeof b);
+      const F sum = a + b;  // the host rounds to nearest even, as atom.add.f32/.f64 does
+      std::memcpy(m, &sum, sizeof sum);
     }
   }
 }
 
-void expect64(const Case64& c, u64* d, u64* m) {
-  const u64 r = c.init, s = c.b;
-  *d = r;
-  switch (c.op) {
-    case kAdd:
-      *m = r + s;
-      break;
-    case kMinS:
-      *m = static_cast<u64>(std::min(static_cast<s64>(r), static_cast<s64>(s)));
-      break;
-    case kMaxS:
-      *m = static_cast<u64>(std::max(static_cast<s64>(r), static_cast<s64>(s)));
-      break;
-    case kMinU:
-      *m = std::min(r, s);
-      break;
-    case kMaxU:
-      *m = std::max(r, s);
-      break;
-    case kAnd:
-      *m = r & s;
-      break;
-    case kOr:
-      *m = r | s;
-      break;
-    case kXor:
-      *m = r ^ s;
-      break;
-    case kExch:
-      *m = s;
-      break;
-    case kCas:
-      *m = r == s ? c.c : r;
-      break;
-    default: {
-      double a, b;
-      std::memcpy(&a, &r, 8);
-      std::memcpy(&b, &s, 8);
-      *m = dbits(a + b);
+ConfStr show_case(const Case32& c) {
+  return conf_fmt("[a]=0x%08x b=0x%08x c=0x%08x", c.init, c.b, c.c);
+}
+ConfStr show_case(const Case64& c) {
+  return conf_fmt("[a]=0x%016llx b=0x%016llx c=0x%016llx", c.init, c.b, c.c);
+}
+
+// got holds, per case, the old value and the new [a] from global memory, then from shared.
+template <typename Case, int N, typename U>
+void check_single(const Case (&cases)[N], const char* const* op_names, const std::vector<U>& got) {
+  const char* const space[2] = {"atom.global.", "atom.shared."};
+  for (int i = 0; i < N; ++i) {
+    U ed, em;
+    expect(cases[i], &ed, &em);
+    const ConfStr in = show_case(cases[i]);
+    for (int sp = 0; sp < 2; ++sp) {
+      char name[64];
+      std::snprintf(name, sizeof name, "%s%s", space[sp], op_names[cases[i].op]);
+      conf_check(name, conf_fmt("%s: old", in.s), got[4 * i + 2 * sp], ed);
+      conf_check(name, conf_fmt("%s: new [a]", in.s), got[4 * i + 2 * sp + 1], em);
     }
   }
 }
@@ -994,34 +983,8 @@ void test_single() {
   std::vector<u64> o64(kNum64 * 4);
   CUDA_CHECK(cudaMemcpy(o32.data(), d_o32, o32.size() * 4, cudaMemcpyDeviceToHost));
   CUDA_CHECK(cudaMemcpy(o64.data(), d_o64, o64.size() * 8, cudaMemcpyDeviceToHost));
-  const char* sp[2] = {"atom.global.", "atom.shared."};
-  for (int i = 0; i < kNum32; ++i) {
-    uint32_t ed, em;
-    expect32(kCases32[i], &ed, &em);
-    for (int s = 0; s < 2; ++s) {
-      char name[64];
-      std::snprintf(name, sizeof name, "%s%s", sp[s], kOpName32[kCases32[i].op]);
-      ConfStr in = conf_fmt("[a]=0x%08x b=0x%08x c=0x%08x: old", kCases32[i].init, kCases32[i].b,
-                            kCases32[i].c);
-      conf_check(name, in, o32[4 * i + 2 * s], ed);
-      in = conf_fmt("[a]=0x%08x b=0x%08x c=0x%08x: new [a]", kCases32[i].init, kCases32[i].b,
-                    kCases32[i].c);
-      conf_check(name, in, o32[4 * i + 2 * s + 1], em);
-    }
-  }
-  for (int i = 0; i < kNum64; ++i) {
-    u64 ed, em;
-    expect64(kCases64[i], &ed, &em);
-    for (int s = 0; s < 2; ++s) {
-      char name[64];
-      std::snprintf(name, sizeof name, "%s%s", sp[s], kOpName64[kCases64[i].op]);
-      ConfStr in = conf_fmt("[a]=0x%016llx b=0x%016llx: old", kCases64[i].init, kCases64[i].b);
-      conf_check(name, in, o64[4 * i + 2 * s], ed);
-      in = conf_fmt("[a]=0x%016llx b=0x%016llx c=0x%016llx: new [a]", kCases64[i].init,
-                    kCases64[i].b, kCases64[i].c);
-      conf_check(name, in, o64[4 * i + 2 * s + 1], em);
-    }
-  }
+  check_single(kCases32, kOpName32, o32);
+  check_single(kCases64, kOpName64, o64);
   CUDA_CHECK(cudaFree(d_c32));
   CUDA_CHECK(cudaFree(d_c64));
   CUDA_CHECK(cudaFree(d_m32));

@@ -22,12 +22,15 @@
 
 #include <cuda_runtime.h>
 
+#include <array>
 #include <cstdarg>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <type_traits>
+#include <utility>
+#include <vector>
 
 // Any CUDA error is a failure of the whole program (exit 1) with the call and place printed:
 // continuing after one would only compare garbage.
@@ -143,6 +146,59 @@ inline bool conf_check_text(const char* name, const char* input, bool ok, const 
   ++conf_failures();
   std::printf("%s: %s -> got %s, expected %s\n", name, input, got, expected);
   return false;
+}
+
+// ---- one kernel per op (int_ops, float_ops, convert_ops) ----
+//
+// Those programs instantiate a kernel template once per op, so each kernel holds just its own
+// instruction and an instruction the emulator cannot load fails only its own launch. Each kernel
+// reads n cases and writes one 64-bit result word per case:
+//   const auto kKernels =
+//       conf_kernel_table<Case, OP_COUNT>([](auto op) { return &k_op<decltype(op)::value>; });
+//   std::vector<uint64_t> got = conf_run(kKernels[op], "add.s32", cases);
+
+template <typename Case>
+using ConfKernel = void (*)(const Case*, uint64_t*, int);
+
+template <typename Case, typename Pick, int... I>
+std::array<ConfKernel<Case>, sizeof...(I)> conf_kernel_table_of(Pick pick,
+                                                                std::integer_sequence<int, I...>) {
+  return {{pick(std::integral_constant<int, I>{})...}};
+}
+
+// {pick(0), ..., pick(N - 1)}, each index passed as a std::integral_constant so that pick can
+// name the instantiation.
+template <typename Case, int N, typename Pick>
+std::array<ConfKernel<Case>, N> conf_kernel_table(Pick pick) {
+  return conf_kernel_table_of<Case>(pick, std::make_integer_sequence<int, N>{});
+}
+
+// Runs kernel over cases and returns the result words. A refused launch counts as one failure
+// of `name` and returns no words, so the program goes on with its other ops.
+template <typename Case>
+std::vector<uint64_t> conf_run(ConfKernel<Case> kernel, const char* name,
+                               const std::vector<Case>& cases) {
+  Case* din = nullptr;
+  uint64_t* dout = nullptr;
+  // + 1: never a zero-byte allocation, even for an empty list
+  CUDA_CHECK(cudaMalloc(&din, cases.size() * sizeof(Case) + 1));
+  CUDA_CHECK(cudaMalloc(&dout, cases.size() * sizeof(uint64_t) + 1));
+  CUDA_CHECK(cudaMemcpy(din, cases.data(), cases.size() * sizeof(Case), cudaMemcpyHostToDevice));
+  kernel<<<(unsigned)((cases.size() + 127) / 128), 128>>>(din, dout, (int)cases.size());
+  const cudaError_t launch = cudaGetLastError();
+  if (launch != cudaSuccess) {
+    conf_check_text(name, "(kernel launch)", false, cudaGetErrorString(launch),
+                    "a launched kernel");
+    CUDA_CHECK(cudaFree(din));
+    CUDA_CHECK(cudaFree(dout));
+    return {};
+  }
+  CUDA_CHECK(cudaDeviceSynchronize());
+  std::vector<uint64_t> got(cases.size());
+  CUDA_CHECK(cudaMemcpy(got.data(), dout, got.size() * sizeof(uint64_t), cudaMemcpyDeviceToHost));
+  CUDA_CHECK(cudaFree(din));
+  CUDA_CHECK(cudaFree(dout));
+  return got;
 }
 
 // Prints the summary and returns the exit status: 0 when all passed, 1 otherwise.

@@ -14,8 +14,6 @@
 #include <cmath>
 #include <cstdint>
 #include <functional>
-#include <array>
-#include <utility>
 #include <vector>
 
 using namespace alu;
@@ -229,53 +227,10 @@ __global__ void k_cvt(const Case* in, uint64_t* out, int n) {
   }
 }
 
-typedef void (*KernelFn)(const Case*, uint64_t*, int);
-template <int... I>
-std::array<KernelFn, sizeof...(I)> make_kernel_table(std::integer_sequence<int, I...>) {
-  return {{&k_cvt<I>...}};
-}
-const std::array<KernelFn, OP_COUNT> kKernels = make_kernel_table(std::make_integer_sequence<int, OP_COUNT>{});
+const auto kKernels =
+    conf_kernel_table<Case, OP_COUNT>([](auto op) { return &k_cvt<decltype(op)::value>; });
 
 // ---- host ----
-
-std::vector<uint64_t> run(int op, const char* name, const std::vector<Case>& cases) {
-  Case* din = nullptr;
-  uint64_t* dout = nullptr;
-  CUDA_CHECK(cudaMalloc(&din, cases.size() * sizeof(Case) + 1));
-  CUDA_CHECK(cudaMalloc(&dout, cases.size() * sizeof(uint64_t) + 1));
-  CUDA_CHECK(cudaMemcpy(din, cases.data(), cases.size() * sizeof(Case), cudaMemcpyHostToDevice));
-  kKernels[op]<<<(unsigned)((cases.size() + 127) / 128), 128>>>(din, dout, (int)cases.size());
-  const cudaError_t launch = cudaGetLastError();
-  if (launch != cudaSuccess) {  // e.g. an instruction the emulator cannot load: one failure
-    conf_check_text(name, "(kernel launch)", false, cudaGetErrorString(launch), "a launched kernel");
-    CUDA_CHECK(cudaFree(din));
-    CUDA_CHECK(cudaFree(dout));
-    return {};
-  }
-  CUDA_CHECK(cudaDeviceSynchronize());
-  std::vector<uint64_t> got(cases.size());
-  CUDA_CHECK(cudaMemcpy(got.data(), dout, got.size() * sizeof(uint64_t), cudaMemcpyDeviceToHost));
-  CUDA_CHECK(cudaFree(din));
-  CUDA_CHECK(cudaFree(dout));
-  return got;
-}
-
-// Expected result of one lane: exact bits, any NaN of the lane's format, or unchecked.
-struct Val {
-  uint64_t bits = 0;
-  bool any_nan = false;
-  bool skip = false;
-};
-Val nan_val() {
-  Val v;
-  v.any_nan = true;
-  return v;
-}
-Val skip_val() {
-  Val v;
-  v.skip = true;
-  return v;
-}
 
 // How a source operand prints: as a float of some format, or as an integer.
 struct Src {
@@ -324,7 +279,7 @@ void check(int op, const char* name, const Src& src, const Lane& lane, const std
            RefFn ref) {
   std::vector<Case> cases;
   for (uint64_t a : inputs) cases.push_back({a, 0});
-  std::vector<uint64_t> got = run(op, name, cases);
+  std::vector<uint64_t> got = conf_run(kKernels[op], name, cases);
   for (size_t i = 0; i < got.size(); ++i)
     expect_lane(name, show_src(cases[i].a, src).s, got[i], ref(cases[i].a), lane);
 }
@@ -333,7 +288,7 @@ void check(int op, const char* name, const Src& src, const Lane& lane, const std
 // "the value converted from input a is stored in the upper half of d").
 void check_x2(int op, const char* name, const Src& src, Lane lo, const std::vector<Case>& cases,
               std::function<Val(uint64_t)> ref, std::function<uint64_t(const Case&, int)> lane_src) {
-  std::vector<uint64_t> got = run(op, name, cases);
+  std::vector<uint64_t> got = conf_run(kKernels[op], name, cases);
   Lane hi = lo;
   hi.shift = lo.width;
   for (size_t i = 0; i < got.size(); ++i)
@@ -361,15 +316,6 @@ Val f2f_satfinite(uint64_t a, Fmt from, Fmt to, Rnd r) {
   const double maxv = to_double(maxb, to);
   if (e.inf || std::abs(to_double(a, from)) > maxv) return Val{max_bits(to, e.neg)};
   return Val{round_to(e, to, r)};
-}
-// .relu: "clamps the result to 0 if negative"; NaN gives (canonical) NaN. A -0.0 result is not
-// checked (whether it counts as negative is not said).
-Val relu(Val v, Fmt f) {
-  if (v.any_nan || v.skip) return v;
-  const uint64_t sign = 1ull << (f.width() - 1);
-  if (v.bits == sign) return skip_val();
-  if (v.bits & sign) v.bits = 0;
-  return v;
 }
 
 // Integer rounding to an integral value kept in the float format; a zero result keeps the
@@ -434,8 +380,6 @@ int64_t clamp64(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo : v > hi
 
 int main() {
   conf_require_device();
-  const Rnd modes[4] = {Rnd::RN, Rnd::RZ, Rnd::RM, Rnd::RP};
-  const char* mname[4] = {"rn", "rz", "rm", "rp"};
 
   // f32 sources for narrowing: f16 boundaries (65504 max, 65520 = the midpoint to 2^16 where .rn
   // starts overflowing, subnormals down to 2^-24 and the ties around them), bf16/tf32 ties.
@@ -459,8 +403,8 @@ int main() {
   {
     const int f16ops[4] = {CVT_RN_F16_F32, CVT_RZ_F16_F32, CVT_RM_F16_F32, CVT_RP_F16_F32};
     for (int m = 0; m < 4; ++m) {
-      Rnd r = modes[m];
-      check(f16ops[m], conf_fmt("cvt.%s.f16.f32", mname[m]).s, S_F32, L_F16, f32in,
+      Rnd r = kRoundings[m];
+      check(f16ops[m], conf_fmt("cvt.%s.f16.f32", kRoundingNames[m]).s, S_F32, L_F16, f32in,
             [r](uint64_t a) { return f2f(a, F32, F16, r); });
     }
     check(CVT_RN_SATFINITE_F16_F32, "cvt.rn.satfinite.f16.f32", S_F32, L_F16, f32in,
@@ -554,8 +498,9 @@ int main() {
         0x3ff0100000000000ull /*bf16 tie*/, 0x3ff0100000000001ull, 0x4202a05f20000000ull};
     const int ops[4] = {CVT_RN_F32_F64, CVT_RZ_F32_F64, CVT_RM_F32_F64, CVT_RP_F32_F64};
     for (int m = 0; m < 4; ++m) {
-      Rnd r = modes[m];
-      check(ops[m], conf_fmt("cvt.%s.f32.f64", mname[m]).s, S_F64, L_F32, d, [r](uint64_t a) { return f2f(a, F64, F32, r); });
+      Rnd r = kRoundings[m];
+      check(ops[m], conf_fmt("cvt.%s.f32.f64", kRoundingNames[m]).s, S_F64, L_F32, d,
+            [r](uint64_t a) { return f2f(a, F64, F32, r); });
     }
     check(CVT_RN_F16_F64, "cvt.rn.f16.f64", S_F64, L_F16, d, [](uint64_t a) { return f2f(a, F64, F16, Rnd::RN); });
     check(CVT_RN_BF16_F64, "cvt.rn.bf16.f64", S_F64, L_BF16, d, [](uint64_t a) { return f2f(a, F64, BF16, Rnd::RN); });
@@ -600,7 +545,7 @@ int main() {
     const int f64ops[4] = {CVT_RNI_F64_F64, CVT_RZI_F64_F64, CVT_RMI_F64_F64, CVT_RPI_F64_F64};
     const char* iname[4] = {"rni", "rzi", "rmi", "rpi"};
     for (int m = 0; m < 4; ++m) {
-      Rnd r = modes[m];
+      Rnd r = kRoundings[m];
       check(f32ops[m], conf_fmt("cvt.%s.f32.f32", iname[m]).s, S_F32, L_F32, fint32, [r](uint64_t a) { return f2integral(a, F32, r); });
       check(f64ops[m], conf_fmt("cvt.%s.f64.f64", iname[m]).s, S_F64, L_F64, fint64, [r](uint64_t a) { return f2integral(a, F64, r); });
     }
@@ -614,7 +559,7 @@ int main() {
         for (int dt = 0; dt < 4; ++dt) {
           const int op = F2I_FIRST + src * 16 + m * 4 + dt;
           const Fmt f = src ? F64 : F32;
-          const Rnd r = modes[m];
+          const Rnd r = kRoundings[m];
           const int w = dwidth[dt];
           const bool s = dsigned[dt];
           ConfStr nm = conf_fmt("cvt.%s.%s.%s", iname[m], dname[dt], src ? "f64" : "f32");
@@ -650,14 +595,20 @@ int main() {
                                        0xfffffffffffff801ull, 0xfffffffffffffc00ull, 16777217, 0x123456789abcdefull,
                                        0x00000000ffffffffull, 0x7ffffffffffffdffull, 0x4000000000000401ull};
     for (int m = 0; m < 4; ++m) {
-      Rnd r = modes[m];
+      Rnd r = kRoundings[m];
       const int base = I2F_FIRST + m * 6;
-      check(base + 0, conf_fmt("cvt.%s.f32.s32", mname[m]).s, S_I32, L_F32, i32, [r](uint64_t v) { return i2f(v, true, 32, F32, r); });
-      check(base + 1, conf_fmt("cvt.%s.f32.u32", mname[m]).s, S_I32, L_F32, i32, [r](uint64_t v) { return i2f(v, false, 32, F32, r); });
-      check(base + 2, conf_fmt("cvt.%s.f32.s64", mname[m]).s, S_I64, L_F32, i64, [r](uint64_t v) { return i2f(v, true, 64, F32, r); });
-      check(base + 3, conf_fmt("cvt.%s.f32.u64", mname[m]).s, S_I64, L_F32, i64, [r](uint64_t v) { return i2f(v, false, 64, F32, r); });
-      check(base + 4, conf_fmt("cvt.%s.f64.s64", mname[m]).s, S_I64, L_F64, i64, [r](uint64_t v) { return i2f(v, true, 64, F64, r); });
-      check(base + 5, conf_fmt("cvt.%s.f64.u64", mname[m]).s, S_I64, L_F64, i64, [r](uint64_t v) { return i2f(v, false, 64, F64, r); });
+      check(base + 0, conf_fmt("cvt.%s.f32.s32", kRoundingNames[m]).s, S_I32, L_F32, i32,
+            [r](uint64_t v) { return i2f(v, true, 32, F32, r); });
+      check(base + 1, conf_fmt("cvt.%s.f32.u32", kRoundingNames[m]).s, S_I32, L_F32, i32,
+            [r](uint64_t v) { return i2f(v, false, 32, F32, r); });
+      check(base + 2, conf_fmt("cvt.%s.f32.s64", kRoundingNames[m]).s, S_I64, L_F32, i64,
+            [r](uint64_t v) { return i2f(v, true, 64, F32, r); });
+      check(base + 3, conf_fmt("cvt.%s.f32.u64", kRoundingNames[m]).s, S_I64, L_F32, i64,
+            [r](uint64_t v) { return i2f(v, false, 64, F32, r); });
+      check(base + 4, conf_fmt("cvt.%s.f64.s64", kRoundingNames[m]).s, S_I64, L_F64, i64,
+            [r](uint64_t v) { return i2f(v, true, 64, F64, r); });
+      check(base + 5, conf_fmt("cvt.%s.f64.u64", kRoundingNames[m]).s, S_I64, L_F64, i64,
+            [r](uint64_t v) { return i2f(v, false, 64, F64, r); });
     }
     check(CVT_RN_F64_S32, "cvt.rn.f64.s32", S_I32, L_F64, i32, [](uint64_t v) { return i2f(v, true, 32, F64, Rnd::RN); });
     check(CVT_RN_F16_S32, "cvt.rn.f16.s32", S_I32, L_F16, i32, [](uint64_t v) { return i2f(v, true, 32, F16, Rnd::RN); });
@@ -735,7 +686,7 @@ int main() {
                        {PACK_SAT_S4_S32_B32, "cvt.pack.sat.s4.s32.b32", 4, true},
                        {PACK_SAT_S2_S32_B32, "cvt.pack.sat.s2.s32.b32", 2, true}};
     for (const P& p : packs) {
-      std::vector<uint64_t> got = run(p.op, p.name, pc);
+      std::vector<uint64_t> got = conf_run(kKernels[p.op], p.name, pc);
       const int n = p.size;
       const int64_t lo = p.is_signed ? -(1ll << (n - 1)) : 0, hi = p.is_signed ? (1ll << (n - 1)) - 1 : (1ll << n) - 1;
       for (size_t i = 0; i < got.size(); ++i) {

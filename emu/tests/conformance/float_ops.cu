@@ -16,8 +16,7 @@
 #include <cmath>
 #include <cstdint>
 #include <functional>
-#include <array>
-#include <utility>
+#include <initializer_list>
 #include <vector>
 
 using namespace alu;
@@ -248,51 +247,15 @@ __global__ void k_fp(const Case* in, uint64_t* out, int n) {
   }
 }
 
-typedef void (*KernelFn)(const Case*, uint64_t*, int);
-template <int... I>
-std::array<KernelFn, sizeof...(I)> make_kernel_table(std::integer_sequence<int, I...>) {
-  return {{&k_fp<I>...}};
-}
-const std::array<KernelFn, OP_COUNT> kKernels = make_kernel_table(std::make_integer_sequence<int, OP_COUNT>{});
-
-// ---- host: running ----
-
-std::vector<uint64_t> run(Op op, const char* name, const std::vector<Case>& cases) {
-  Case* din = nullptr;
-  uint64_t* dout = nullptr;
-  CUDA_CHECK(cudaMalloc(&din, cases.size() * sizeof(Case) + 1));
-  CUDA_CHECK(cudaMalloc(&dout, cases.size() * sizeof(uint64_t) + 1));
-  CUDA_CHECK(cudaMemcpy(din, cases.data(), cases.size() * sizeof(Case), cudaMemcpyHostToDevice));
-  kKernels[op]<<<(unsigned)((cases.size() + 127) / 128), 128>>>(din, dout, (int)cases.size());
-  const cudaError_t launch = cudaGetLastError();
-  if (launch != cudaSuccess) {  // e.g. an instruction the emulator cannot load: one failure
-    conf_check_text(name, "(kernel launch)", false, cudaGetErrorString(launch), "a launched kernel");
-    CUDA_CHECK(cudaFree(din));
-    CUDA_CHECK(cudaFree(dout));
-    return {};
-  }
-  CUDA_CHECK(cudaDeviceSynchronize());
-  std::vector<uint64_t> got(cases.size());
-  CUDA_CHECK(cudaMemcpy(got.data(), dout, got.size() * sizeof(uint64_t), cudaMemcpyDeviceToHost));
-  CUDA_CHECK(cudaFree(din));
-  CUDA_CHECK(cudaFree(dout));
-  return got;
-}
+const auto kKernels =
+    conf_kernel_table<Case, OP_COUNT>([](auto op) { return &k_fp<decltype(op)::value>; });
 
 // ---- host: expected values of the rounded operations ----
-
-// An expected result: exact bits, or "any NaN", or not checked (a case the ISA leaves open).
-struct Val {
-  uint64_t bits = 0;
-  bool any_nan = false;
-  bool skip = false;
-};
 
 bool is_subnormal_bits(uint64_t bits, Fmt f) {
   const uint64_t ef = (bits >> f.mbits) & ((1ull << f.ebits) - 1);
   return ef == 0 && (bits & ((1ull << f.mbits) - 1)) != 0;
 }
-uint64_t sign_bit(Fmt f) { return 1ull << (f.width() - 1); }
 uint64_t one_bits(Fmt f) { return (uint64_t)f.bias() << f.mbits; }
 
 // .ftz on inputs: "flushes subnormal inputs ... to sign-preserving zero".
@@ -406,14 +369,14 @@ ConfStr show_inputs(const Case& x, Fmt f, int arity) {
 }
 
 void check(Op op, const char* name, Fmt f, int arity, const std::vector<Case>& cases, RefFn ref) {
-  std::vector<uint64_t> got = run(op, name, cases);
+  std::vector<uint64_t> got = conf_run(kKernels[op], name, cases);
   for (size_t i = 0; i < got.size(); ++i)
     expect(name, show_inputs(cases[i], f, arity).s, got[i], ref(cases[i]), f);
 }
 
 // x2 forms: each 16-bit lane is its own operation on the lanes of the operands.
 void check_x2(Op op, const char* name, Fmt f, int arity, const std::vector<Case>& cases, RefFn lane_ref) {
-  std::vector<uint64_t> got = run(op, name, cases);
+  std::vector<uint64_t> got = conf_run(kKernels[op], name, cases);
   for (size_t i = 0; i < got.size(); ++i)
     for (int lane = 0; lane < 2; ++lane) {
       const int sh = 16 * lane;
@@ -525,7 +488,7 @@ void approx(Op op, const char* name, const std::vector<Case>& cases,
             std::function<double(const Case&)> exact_fn,
             std::function<bool(const Case&, Val*)> special_fn,
             std::function<std::pair<Bound, double>(const Case&)> bound_fn, int arity = 1) {
-  std::vector<uint64_t> got = run(op, name, cases);
+  std::vector<uint64_t> got = conf_run(kKernels[op], name, cases);
   for (size_t i = 0; i < got.size(); ++i) {
     const Case& x = cases[i];
     ConfStr in = show_inputs(x, F32, arity);
@@ -562,6 +525,65 @@ void approx(Op op, const char* name, const std::vector<Case>& cases,
   }
 }
 
+// ---- host: the rounded instructions ----
+
+// The exact, unrounded result of one rounded instruction on x's operands in format f (.ftz
+// flushes subnormal operands first); r only decides the sign of an exactly zero sum.
+using ExactFn = Exact (*)(const Case& x, Fmt f, Rnd r, bool ftz);
+
+Exact add_of(const Case& x, Fmt f, Rnd r, bool ftz) {
+  return exact_add(input(x.a, f, ftz), input(x.b, f, ftz), r);
+}
+Exact sub_of(const Case& x, Fmt f, Rnd r, bool ftz) {
+  Exact y = input(x.b, f, ftz);
+  y.neg = !y.neg;
+  return exact_add(input(x.a, f, ftz), y, r);
+}
+Exact mul_of(const Case& x, Fmt f, Rnd, bool ftz) {
+  return exact_mul(input(x.a, f, ftz), input(x.b, f, ftz));
+}
+Exact fma_of(const Case& x, Fmt f, Rnd r, bool ftz) {
+  return exact_fma(input(x.a, f, ftz), input(x.b, f, ftz), input(x.c, f, ftz), r);
+}
+Exact div_of(const Case& x, Fmt f, Rnd, bool ftz) {
+  return exact_div(input(x.a, f, ftz), input(x.b, f, ftz));
+}
+Exact rcp_of(const Case& x, Fmt f, Rnd, bool ftz) {
+  return exact_div(decode(one_bits(f), f), input(x.a, f, ftz));
+}
+Exact sqrt_of(const Case& x, Fmt f, Rnd, bool ftz) {
+  return exact_sqrt(input(x.a, f, ftz));
+}
+
+// The expected result: the exact one rounded into f by r, then .ftz and .sat as finish has them.
+RefFn rounded(ExactFn exact, Fmt f, Rnd r, bool ftz = false, bool sat = false) {
+  return [=](const Case& x) { return finish(exact(x, f, r, ftz), f, r, ftz, sat); };
+}
+
+RefFn with_relu(RefFn ref, Fmt f) {
+  return [=](const Case& x) { return relu(ref(x), f); };
+}
+
+// One instruction under each rounding of kRoundings; OP_COUNT where a rounding is not tested.
+struct RoundedForms {
+  const char* name;
+  int arity;
+  ExactFn exact;
+  Op ops[4];
+};
+
+// Each form in format f (PTX type suffix `type`) over the singles or pairs of vals, or the
+// triples of the smaller set `small`, as its arity asks.
+void check_rounded(Fmt f, const char* type, const std::vector<uint64_t>& vals,
+                   const std::vector<uint64_t>& small, std::initializer_list<RoundedForms> forms) {
+  const std::vector<Case> by_arity[3] = {singles(vals), pairs(vals), triples(small)};
+  for (const RoundedForms& form : forms)
+    for (int m = 0; m < 4; ++m)
+      if (form.ops[m] != OP_COUNT)
+        check(form.ops[m], conf_fmt("%s.%s.%s", form.name, kRoundingNames[m], type).s, f,
+              form.arity, by_arity[form.arity - 1], rounded(form.exact, f, kRoundings[m]));
+}
+
 double f32v(uint64_t bits) { return bits_f32((uint32_t)bits); }
 bool is_nan32(uint64_t b) { return is_nan_bits(b, F32); }
 
@@ -570,10 +592,7 @@ bool is_nan32(uint64_t b) { return is_nan_bits(b, F32); }
 Val minmax(uint64_t a, uint64_t b, Fmt f, bool is_max, bool nan_mode) {
   Val v;
   const bool an = is_nan_bits(a, f), bn = is_nan_bits(b, f);
-  if ((an && bn) || (nan_mode && (an || bn))) {
-    v.any_nan = true;
-    return v;
-  }
+  if ((an && bn) || (nan_mode && (an || bn))) return nan_val();
   if (an) return Val{b};
   if (bn) return Val{a};
   double x = to_double(a, f), y = to_double(b, f);
@@ -589,10 +608,7 @@ Val minmax(uint64_t a, uint64_t b, Fmt f, bool is_max, bool nan_mode) {
 // abs/neg: the sign bit alone changes for numbers; a NaN input gives "an unspecified NaN".
 Val absneg(uint64_t a, Fmt f, bool is_abs) {
   Val v;
-  if (is_nan_bits(a, f)) {
-    v.any_nan = true;
-    return v;
-  }
+  if (is_nan_bits(a, f)) return nan_val();
   v.bits = is_abs ? (a & ~sign_bit(f)) : (a ^ sign_bit(f));
   return v;
 }
@@ -601,116 +617,45 @@ Val absneg(uint64_t a, Fmt f, bool is_abs) {
 
 int main() {
   conf_require_device();
-  const Rnd modes[4] = {Rnd::RN, Rnd::RZ, Rnd::RM, Rnd::RP};
-  const char* mname[4] = {"rn", "rz", "rm", "rp"};
 
   // ---- f32 rounded arithmetic ----
+  check_rounded(F32, "f32", kF32, kF32small,
+                {{"add", 2, add_of, {ADD_RN_F32, ADD_RZ_F32, ADD_RM_F32, ADD_RP_F32}},
+                 {"sub", 2, sub_of, {SUB_RN_F32, SUB_RZ_F32, SUB_RM_F32, SUB_RP_F32}},
+                 {"mul", 2, mul_of, {MUL_RN_F32, MUL_RZ_F32, MUL_RM_F32, MUL_RP_F32}},
+                 {"fma", 3, fma_of, {FMA_RN_F32, FMA_RZ_F32, FMA_RM_F32, FMA_RP_F32}},
+                 // mad.f32 with a rounding modifier is the same fused operation as fma
+                 // ("mad.f32 and fma.f32 are the same" on sm_20+).
+                 {"mad", 3, fma_of, {MAD_RN_F32, OP_COUNT, OP_COUNT, OP_COUNT}},
+                 {"div", 2, div_of, {DIV_RN_F32, DIV_RZ_F32, DIV_RM_F32, DIV_RP_F32}},
+                 {"rcp", 1, rcp_of, {RCP_RN_F32, RCP_RZ_F32, RCP_RM_F32, RCP_RP_F32}},
+                 {"sqrt", 1, sqrt_of, {SQRT_RN_F32, SQRT_RZ_F32, SQRT_RM_F32, SQRT_RP_F32}}});
   {
-    const std::vector<Case> p = pairs(kF32), t = triples(kF32small), s = singles(kF32);
-    const Op addo[4] = {ADD_RN_F32, ADD_RZ_F32, ADD_RM_F32, ADD_RP_F32};
-    const Op subo[4] = {SUB_RN_F32, SUB_RZ_F32, SUB_RM_F32, SUB_RP_F32};
-    const Op mulo[4] = {MUL_RN_F32, MUL_RZ_F32, MUL_RM_F32, MUL_RP_F32};
-    const Op fmao[4] = {FMA_RN_F32, FMA_RZ_F32, FMA_RM_F32, FMA_RP_F32};
-    const Op divo[4] = {DIV_RN_F32, DIV_RZ_F32, DIV_RM_F32, DIV_RP_F32};
-    const Op rcpo[4] = {RCP_RN_F32, RCP_RZ_F32, RCP_RM_F32, RCP_RP_F32};
-    const Op sqrto[4] = {SQRT_RN_F32, SQRT_RZ_F32, SQRT_RM_F32, SQRT_RP_F32};
-    for (int m = 0; m < 4; ++m) {
-      const Rnd r = modes[m];
-      check(addo[m], conf_fmt("add.%s.f32", mname[m]).s, F32, 2, p, [r](const Case& x) {
-        return finish(exact_add(decode(x.a, F32), decode(x.b, F32), r), F32, r);
-      });
-      check(subo[m], conf_fmt("sub.%s.f32", mname[m]).s, F32, 2, p, [r](const Case& x) {
-        Exact y = decode(x.b, F32);
-        y.neg = !y.neg;
-        return finish(exact_add(decode(x.a, F32), y, r), F32, r);
-      });
-      check(mulo[m], conf_fmt("mul.%s.f32", mname[m]).s, F32, 2, p, [r](const Case& x) {
-        return finish(exact_mul(decode(x.a, F32), decode(x.b, F32)), F32, r);
-      });
-      check(fmao[m], conf_fmt("fma.%s.f32", mname[m]).s, F32, 3, t, [r](const Case& x) {
-        return finish(exact_fma(decode(x.a, F32), decode(x.b, F32), decode(x.c, F32), r), F32, r);
-      });
-      check(divo[m], conf_fmt("div.%s.f32", mname[m]).s, F32, 2, p, [r](const Case& x) {
-        return finish(exact_div(decode(x.a, F32), decode(x.b, F32)), F32, r);
-      });
-      check(rcpo[m], conf_fmt("rcp.%s.f32", mname[m]).s, F32, 1, s, [r](const Case& x) {
-        return finish(exact_div(decode(0x3f800000, F32), decode(x.a, F32)), F32, r);
-      });
-      check(sqrto[m], conf_fmt("sqrt.%s.f32", mname[m]).s, F32, 1, s, [r](const Case& x) {
-        return finish(exact_sqrt(decode(x.a, F32)), F32, r);
-      });
-    }
-    // mad.f32 with a rounding modifier is the same fused operation as fma ("mad.f32 and fma.f32
-    // are the same" on sm_20+).
-    check(MAD_RN_F32, "mad.rn.f32", F32, 3, t, [](const Case& x) {
-      return finish(exact_fma(decode(x.a, F32), decode(x.b, F32), decode(x.c, F32), Rnd::RN), F32, Rnd::RN);
-    });
+    const std::vector<Case> p = pairs(kF32), t = triples(kF32small);
     // .ftz: subnormal inputs and results become sign-preserving zeros. Products of small normals
     // land in the subnormal range here.
     std::vector<uint64_t> tiny = kF32;
     tiny.insert(tiny.end(), {0x1f000000, 0x20000000, 0x9f800001, 0x00400000, 0x80000001, 0x00800001});
     const std::vector<Case> pt = pairs(tiny);
-    check(ADD_RN_FTZ_F32, "add.rn.ftz.f32", F32, 2, pt, [](const Case& x) {
-      return finish(exact_add(input(x.a, F32, true), input(x.b, F32, true), Rnd::RN), F32, Rnd::RN, true);
-    });
-    check(MUL_RN_FTZ_F32, "mul.rn.ftz.f32", F32, 2, pt, [](const Case& x) {
-      return finish(exact_mul(input(x.a, F32, true), input(x.b, F32, true)), F32, Rnd::RN, true);
-    });
-    check(FMA_RN_FTZ_F32, "fma.rn.ftz.f32", F32, 3, t, [](const Case& x) {
-      return finish(exact_fma(input(x.a, F32, true), input(x.b, F32, true), input(x.c, F32, true), Rnd::RN),
-                    F32, Rnd::RN, true);
-    });
+    check(ADD_RN_FTZ_F32, "add.rn.ftz.f32", F32, 2, pt, rounded(add_of, F32, Rnd::RN, true));
+    check(MUL_RN_FTZ_F32, "mul.rn.ftz.f32", F32, 2, pt, rounded(mul_of, F32, Rnd::RN, true));
+    check(FMA_RN_FTZ_F32, "fma.rn.ftz.f32", F32, 3, t, rounded(fma_of, F32, Rnd::RN, true));
     // .sat: clamp to [0.0, 1.0], NaN results to +0.0.
-    check(ADD_RN_SAT_F32, "add.rn.sat.f32", F32, 2, p, [](const Case& x) {
-      return finish(exact_add(decode(x.a, F32), decode(x.b, F32), Rnd::RN), F32, Rnd::RN, false, true);
-    });
-    check(MUL_RZ_SAT_F32, "mul.rz.sat.f32", F32, 2, p, [](const Case& x) {
-      return finish(exact_mul(decode(x.a, F32), decode(x.b, F32)), F32, Rnd::RZ, false, true);
-    });
-    check(FMA_RN_SAT_F32, "fma.rn.sat.f32", F32, 3, t, [](const Case& x) {
-      return finish(exact_fma(decode(x.a, F32), decode(x.b, F32), decode(x.c, F32), Rnd::RN), F32, Rnd::RN,
-                    false, true);
-    });
+    check(ADD_RN_SAT_F32, "add.rn.sat.f32", F32, 2, p, rounded(add_of, F32, Rnd::RN, false, true));
+    check(MUL_RZ_SAT_F32, "mul.rz.sat.f32", F32, 2, p, rounded(mul_of, F32, Rnd::RZ, false, true));
+    check(FMA_RN_SAT_F32, "fma.rn.sat.f32", F32, 3, t, rounded(fma_of, F32, Rnd::RN, false, true));
   }
 
   // ---- f64 rounded arithmetic ----
-  {
-    const std::vector<Case> p = pairs(kF64), t = triples(kF64small), s = singles(kF64);
-    const Op addo[4] = {ADD_RN_F64, ADD_RZ_F64, ADD_RM_F64, ADD_RP_F64};
-    const Op mulo[4] = {MUL_RN_F64, MUL_RZ_F64, MUL_RM_F64, MUL_RP_F64};
-    const Op fmao[4] = {FMA_RN_F64, FMA_RZ_F64, FMA_RM_F64, FMA_RP_F64};
-    const Op divo[4] = {DIV_RN_F64, DIV_RZ_F64, DIV_RM_F64, DIV_RP_F64};
-    const Op sqrto[4] = {SQRT_RN_F64, SQRT_RZ_F64, SQRT_RM_F64, SQRT_RP_F64};
-    for (int m = 0; m < 4; ++m) {
-      const Rnd r = modes[m];
-      check(addo[m], conf_fmt("add.%s.f64", mname[m]).s, F64, 2, p, [r](const Case& x) {
-        return finish(exact_add(decode(x.a, F64), decode(x.b, F64), r), F64, r);
-      });
-      check(mulo[m], conf_fmt("mul.%s.f64", mname[m]).s, F64, 2, p, [r](const Case& x) {
-        return finish(exact_mul(decode(x.a, F64), decode(x.b, F64)), F64, r);
-      });
-      check(fmao[m], conf_fmt("fma.%s.f64", mname[m]).s, F64, 3, t, [r](const Case& x) {
-        return finish(exact_fma(decode(x.a, F64), decode(x.b, F64), decode(x.c, F64), r), F64, r);
-      });
-      check(divo[m], conf_fmt("div.%s.f64", mname[m]).s, F64, 2, p, [r](const Case& x) {
-        return finish(exact_div(decode(x.a, F64), decode(x.b, F64)), F64, r);
-      });
-      check(sqrto[m], conf_fmt("sqrt.%s.f64", mname[m]).s, F64, 1, s, [r](const Case& x) {
-        return finish(exact_sqrt(decode(x.a, F64)), F64, r);
-      });
-    }
-    check(SUB_RN_F64, "sub.rn.f64", F64, 2, p, [](const Case& x) {
-      Exact y = decode(x.b, F64);
-      y.neg = !y.neg;
-      return finish(exact_add(decode(x.a, F64), y, Rnd::RN), F64, Rnd::RN);
-    });
-    check(MAD_RN_F64, "mad.rn.f64", F64, 3, t, [](const Case& x) {
-      return finish(exact_fma(decode(x.a, F64), decode(x.b, F64), decode(x.c, F64), Rnd::RN), F64, Rnd::RN);
-    });
-    check(RCP_RN_F64, "rcp.rn.f64", F64, 1, s, [](const Case& x) {
-      return finish(exact_div(decode(0x3ff0000000000000ull, F64), decode(x.a, F64)), F64, Rnd::RN);
-    });
-  }
+  check_rounded(F64, "f64", kF64, kF64small,
+                {{"add", 2, add_of, {ADD_RN_F64, ADD_RZ_F64, ADD_RM_F64, ADD_RP_F64}},
+                 {"sub", 2, sub_of, {SUB_RN_F64, OP_COUNT, OP_COUNT, OP_COUNT}},
+                 {"mul", 2, mul_of, {MUL_RN_F64, MUL_RZ_F64, MUL_RM_F64, MUL_RP_F64}},
+                 {"fma", 3, fma_of, {FMA_RN_F64, FMA_RZ_F64, FMA_RM_F64, FMA_RP_F64}},
+                 {"mad", 3, fma_of, {MAD_RN_F64, OP_COUNT, OP_COUNT, OP_COUNT}},
+                 {"div", 2, div_of, {DIV_RN_F64, DIV_RZ_F64, DIV_RM_F64, DIV_RP_F64}},
+                 {"rcp", 1, rcp_of, {RCP_RN_F64, OP_COUNT, OP_COUNT, OP_COUNT}},
+                 {"sqrt", 1, sqrt_of, {SQRT_RN_F64, SQRT_RZ_F64, SQRT_RM_F64, SQRT_RP_F64}}});
 
   // ---- half precision (default and only rounding .rn) ----
   {
@@ -718,33 +663,13 @@ int main() {
                                                            0x7bff, 0x7c00, 0xfc00, 0x7e00, 0x1400, 0xbe00}),
                             sh = singles(kF16);
     const Rnd rn = Rnd::RN;
-    check(ADD_RN_F16, "add.rn.f16", F16, 2, ph, [rn](const Case& x) { return finish(exact_add(decode(x.a, F16), decode(x.b, F16), rn), F16, rn); });
-    check(SUB_RN_F16, "sub.rn.f16", F16, 2, ph, [rn](const Case& x) {
-      Exact y = decode(x.b, F16);
-      y.neg = !y.neg;
-      return finish(exact_add(decode(x.a, F16), y, rn), F16, rn);
-    });
-    check(MUL_RN_F16, "mul.rn.f16", F16, 2, ph, [rn](const Case& x) { return finish(exact_mul(decode(x.a, F16), decode(x.b, F16)), F16, rn); });
-    check(FMA_RN_F16, "fma.rn.f16", F16, 3, th, [rn](const Case& x) {
-      return finish(exact_fma(decode(x.a, F16), decode(x.b, F16), decode(x.c, F16), rn), F16, rn);
-    });
-    // .relu: "clamps the result to 0 if negative. NaN result is converted to canonical NaN".
-    // A -0.0 result is left unchecked: whether it counts as negative is not said.
-    auto relu = [](Val v, Fmt f) {
-      if (v.any_nan || v.skip) return v;
-      if (v.bits == sign_bit(f)) v.skip = true;
-      else if (v.bits & sign_bit(f)) v.bits = 0;
-      return v;
-    };
-    check(FMA_RN_RELU_F16, "fma.rn.relu.f16", F16, 3, th, [rn, relu](const Case& x) {
-      return relu(finish(exact_fma(decode(x.a, F16), decode(x.b, F16), decode(x.c, F16), rn), F16, rn), F16);
-    });
-    check(ADD_RN_SAT_F16, "add.rn.sat.f16", F16, 2, ph, [rn](const Case& x) {
-      return finish(exact_add(decode(x.a, F16), decode(x.b, F16), rn), F16, rn, false, true);
-    });
-    check(MUL_RN_FTZ_F16, "mul.rn.ftz.f16", F16, 2, ph, [rn](const Case& x) {
-      return finish(exact_mul(input(x.a, F16, true), input(x.b, F16, true)), F16, rn, true);
-    });
+    check(ADD_RN_F16, "add.rn.f16", F16, 2, ph, rounded(add_of, F16, rn));
+    check(SUB_RN_F16, "sub.rn.f16", F16, 2, ph, rounded(sub_of, F16, rn));
+    check(MUL_RN_F16, "mul.rn.f16", F16, 2, ph, rounded(mul_of, F16, rn));
+    check(FMA_RN_F16, "fma.rn.f16", F16, 3, th, rounded(fma_of, F16, rn));
+    check(FMA_RN_RELU_F16, "fma.rn.relu.f16", F16, 3, th, with_relu(rounded(fma_of, F16, rn), F16));
+    check(ADD_RN_SAT_F16, "add.rn.sat.f16", F16, 2, ph, rounded(add_of, F16, rn, false, true));
+    check(MUL_RN_FTZ_F16, "mul.rn.ftz.f16", F16, 2, ph, rounded(mul_of, F16, rn, true));
     check(MIN_F16, "min.f16", F16, 2, ph, [](const Case& x) { return minmax(x.a, x.b, F16, false, false); });
     check(MAX_F16, "max.f16", F16, 2, ph, [](const Case& x) { return minmax(x.a, x.b, F16, true, false); });
     check(MIN_NAN_F16, "min.NaN.f16", F16, 2, ph, [](const Case& x) { return minmax(x.a, x.b, F16, false, true); });
@@ -754,32 +679,25 @@ int main() {
     const std::vector<Case> pb = pairs(kBF16), tb = triples({0x0000, 0x8000, 0x3f80, 0xbf80, 0x3f81, 0x0001,
                                                             0x7f7f, 0x7f80, 0xff80, 0x7fc0, 0x3b80, 0xbfc0}),
                             sb = singles(kBF16);
-    check(ADD_RN_BF16, "add.rn.bf16", BF16, 2, pb, [rn](const Case& x) { return finish(exact_add(decode(x.a, BF16), decode(x.b, BF16), rn), BF16, rn); });
-    check(MUL_RN_BF16, "mul.rn.bf16", BF16, 2, pb, [rn](const Case& x) { return finish(exact_mul(decode(x.a, BF16), decode(x.b, BF16)), BF16, rn); });
-    check(FMA_RN_BF16, "fma.rn.bf16", BF16, 3, tb, [rn](const Case& x) {
-      return finish(exact_fma(decode(x.a, BF16), decode(x.b, BF16), decode(x.c, BF16), rn), BF16, rn);
-    });
-    check(FMA_RN_RELU_BF16, "fma.rn.relu.bf16", BF16, 3, tb, [rn, relu](const Case& x) {
-      return relu(finish(exact_fma(decode(x.a, BF16), decode(x.b, BF16), decode(x.c, BF16), rn), BF16, rn), BF16);
-    });
+    check(ADD_RN_BF16, "add.rn.bf16", BF16, 2, pb, rounded(add_of, BF16, rn));
+    check(MUL_RN_BF16, "mul.rn.bf16", BF16, 2, pb, rounded(mul_of, BF16, rn));
+    check(FMA_RN_BF16, "fma.rn.bf16", BF16, 3, tb, rounded(fma_of, BF16, rn));
+    check(FMA_RN_RELU_BF16, "fma.rn.relu.bf16", BF16, 3, tb,
+          with_relu(rounded(fma_of, BF16, rn), BF16));
     check(MIN_BF16, "min.bf16", BF16, 2, pb, [](const Case& x) { return minmax(x.a, x.b, BF16, false, false); });
     check(MAX_BF16, "max.bf16", BF16, 2, pb, [](const Case& x) { return minmax(x.a, x.b, BF16, true, false); });
     check(NEG_BF16, "neg.bf16", BF16, 1, sb, [](const Case& x) { return absneg(x.a, BF16, false); });
     check(ABS_BF16, "abs.bf16", BF16, 1, sb, [](const Case& x) { return absneg(x.a, BF16, true); });
 
     const std::vector<Case> p2 = pairs_x2(kF16, false), t2 = pairs_x2(kF16, true);
-    check_x2(ADD_RN_F16X2, "add.rn.f16x2", F16, 2, p2, [rn](const Case& x) { return finish(exact_add(decode(x.a, F16), decode(x.b, F16), rn), F16, rn); });
-    check_x2(MUL_RN_F16X2, "mul.rn.f16x2", F16, 2, p2, [rn](const Case& x) { return finish(exact_mul(decode(x.a, F16), decode(x.b, F16)), F16, rn); });
-    check_x2(FMA_RN_F16X2, "fma.rn.f16x2", F16, 3, t2, [rn](const Case& x) {
-      return finish(exact_fma(decode(x.a, F16), decode(x.b, F16), decode(x.c, F16), rn), F16, rn);
-    });
+    check_x2(ADD_RN_F16X2, "add.rn.f16x2", F16, 2, p2, rounded(add_of, F16, rn));
+    check_x2(MUL_RN_F16X2, "mul.rn.f16x2", F16, 2, p2, rounded(mul_of, F16, rn));
+    check_x2(FMA_RN_F16X2, "fma.rn.f16x2", F16, 3, t2, rounded(fma_of, F16, rn));
     check_x2(MIN_F16X2, "min.f16x2", F16, 2, p2, [](const Case& x) { return minmax(x.a, x.b, F16, false, false); });
     check_x2(MAX_NAN_F16X2, "max.NaN.f16x2", F16, 2, p2, [](const Case& x) { return minmax(x.a, x.b, F16, true, true); });
     const std::vector<Case> pb2 = pairs_x2(kBF16, false), tb2 = pairs_x2(kBF16, true);
-    check_x2(ADD_RN_BF16X2, "add.rn.bf16x2", BF16, 2, pb2, [rn](const Case& x) { return finish(exact_add(decode(x.a, BF16), decode(x.b, BF16), rn), BF16, rn); });
-    check_x2(FMA_RN_BF16X2, "fma.rn.bf16x2", BF16, 3, tb2, [rn](const Case& x) {
-      return finish(exact_fma(decode(x.a, BF16), decode(x.b, BF16), decode(x.c, BF16), rn), BF16, rn);
-    });
+    check_x2(ADD_RN_BF16X2, "add.rn.bf16x2", BF16, 2, pb2, rounded(add_of, BF16, rn));
+    check_x2(FMA_RN_BF16X2, "fma.rn.bf16x2", BF16, 3, tb2, rounded(fma_of, BF16, rn));
     check_x2(MAX_BF16X2, "max.bf16x2", BF16, 2, pb2, [](const Case& x) { return minmax(x.a, x.b, BF16, true, false); });
   }
 
@@ -925,11 +843,6 @@ int main() {
 
   // ---- approximate f32 instructions: the ISA's error bounds and special-value tables ----
   {
-    auto nanv = []() {
-      Val v;
-      v.any_nan = true;
-      return v;
-    };
     const uint64_t PINF = 0x7f800000, NINF = 0xff800000, PZ = 0, NZ = 0x80000000, ONE = 0x3f800000;
     const std::vector<uint64_t> specials = {PZ, NZ, PINF, NINF, 0x7fc00000, 0xbf800000, 0xc2c80000};
 
@@ -939,7 +852,7 @@ int main() {
     rv.insert(rv.end(), {0x3f800000, 0x40400000, 0xc0e00000, 0x7e800000, 0x01000000, 0x3dcccccd});
     rv.insert(rv.end(), specials.begin(), specials.end());
     auto rcp_special = [=](const Case& x, Val* v) {
-      if (is_nan32(x.a)) return *v = nanv(), true;
+      if (is_nan32(x.a)) return *v = nan_val(), true;
       if (x.a == PZ) return *v = Val{PINF}, true;
       if (x.a == NZ) return *v = Val{NINF}, true;
       if (x.a == PINF) return *v = Val{PZ}, true;
@@ -957,7 +870,7 @@ int main() {
     sv.insert(sv.end(), specials.begin(), specials.end());
     approx(SQRT_APPROX_F32, "sqrt.approx.f32", singles(sv), [](const Case& x) { return std::sqrt(f32v(x.a)); },
            [=](const Case& x, Val* v) {
-             if (is_nan32(x.a) || x.a == NINF || (x.a != NZ && (x.a & 0x80000000u))) return *v = nanv(), true;
+             if (is_nan32(x.a) || x.a == NINF || (x.a != NZ && (x.a & 0x80000000u))) return *v = nan_val(), true;
              if (x.a == PZ || x.a == NZ || x.a == PINF) return *v = Val{x.a}, true;
              return false;
            },
@@ -967,7 +880,7 @@ int main() {
     approx(RSQRT_APPROX_F32, "rsqrt.approx.f32", singles(sv),
            [](const Case& x) { return 1.0 / std::sqrt(f32v(x.a)); },
            [=](const Case& x, Val* v) {
-             if (is_nan32(x.a) || x.a == NINF || (x.a != NZ && (x.a & 0x80000000u))) return *v = nanv(), true;
+             if (is_nan32(x.a) || x.a == NINF || (x.a != NZ && (x.a & 0x80000000u))) return *v = nan_val(), true;
              if (x.a == PZ) return *v = Val{PINF}, true;
              if (x.a == NZ) return *v = Val{NINF}, true;
              if (x.a == PINF) return *v = Val{PZ}, true;
@@ -983,7 +896,7 @@ int main() {
     ev.insert(ev.end(), specials.begin(), specials.end() - 2);
     approx(EX2_APPROX_F32, "ex2.approx.f32", singles(ev), [](const Case& x) { return std::exp2(f32v(x.a)); },
            [=](const Case& x, Val* v) {
-             if (is_nan32(x.a)) return *v = nanv(), true;
+             if (is_nan32(x.a)) return *v = nan_val(), true;
              if (x.a == NINF) return *v = Val{PZ}, true;
              if (x.a == PZ || x.a == NZ) return *v = Val{ONE}, true;
              if (x.a == PINF) return *v = Val{PINF}, true;
@@ -1000,7 +913,7 @@ int main() {
     lv.insert(lv.end(), specials.begin(), specials.end());
     approx(LG2_APPROX_F32, "lg2.approx.f32", singles(lv), [](const Case& x) { return std::log2(f32v(x.a)); },
            [=](const Case& x, Val* v) {
-             if (is_nan32(x.a) || x.a == NINF || (x.a != NZ && (x.a & 0x80000000u))) return *v = nanv(), true;
+             if (is_nan32(x.a) || x.a == NINF || (x.a != NZ && (x.a & 0x80000000u))) return *v = nan_val(), true;
              if (x.a == PZ || x.a == NZ) return *v = Val{NINF}, true;
              if (x.a == PINF) return *v = Val{PINF}, true;
              return false;
@@ -1024,14 +937,14 @@ int main() {
     };
     approx(SIN_APPROX_F32, "sin.approx.f32", singles(tv), [](const Case& x) { return std::sin(f32v(x.a)); },
            [=](const Case& x, Val* v) {
-             if (is_nan32(x.a) || x.a == PINF || x.a == NINF) return *v = nanv(), true;
+             if (is_nan32(x.a) || x.a == PINF || x.a == NINF) return *v = nan_val(), true;
              if (x.a == PZ || x.a == NZ) return *v = Val{x.a}, true;
              return false;
            },
            trig_bound);
     approx(COS_APPROX_F32, "cos.approx.f32", singles(tv), [](const Case& x) { return std::cos(f32v(x.a)); },
            [=](const Case& x, Val* v) {
-             if (is_nan32(x.a) || x.a == PINF || x.a == NINF) return *v = nanv(), true;
+             if (is_nan32(x.a) || x.a == PINF || x.a == NINF) return *v = nan_val(), true;
              if (x.a == PZ || x.a == NZ) return *v = Val{ONE}, true;
              return false;
            },
@@ -1049,7 +962,7 @@ int main() {
     dv.push_back({0x7fc00000, 0x3f800000, 0});
     dv.push_back({0x3f800000, 0x7fc00000, 0});
     auto div_nan = [=](const Case& x, Val* v) {
-      if (is_nan32(x.a) || is_nan32(x.b)) return *v = nanv(), true;
+      if (is_nan32(x.a) || is_nan32(x.b)) return *v = nan_val(), true;
       if ((x.b & 0x7fffffffu) == 0) return v->skip = true, true;
       double q = f32v(x.a) / f32v(x.b);
       if (q != 0 && (std::fabs(q) < 0x1p-125 || std::fabs(q) > 0x1p127)) return v->skip = true, true;

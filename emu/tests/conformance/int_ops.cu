@@ -12,8 +12,6 @@
 
 #include <cstdint>
 #include <functional>
-#include <array>
-#include <utility>
 #include <vector>
 
 namespace {
@@ -434,42 +432,10 @@ __global__ void k_int(const Case* in, uint64_t* out, int n) {
   }
 }
 
-typedef void (*KernelFn)(const Case*, uint64_t*, int);
-template <int... I>
-std::array<KernelFn, sizeof...(I)> make_kernel_table(std::integer_sequence<int, I...>) {
-  return {{&k_int<I>...}};
-}
-const std::array<KernelFn, OP_COUNT> kKernels = make_kernel_table(std::make_integer_sequence<int, OP_COUNT>{});
+const auto kKernels =
+    conf_kernel_table<Case, OP_COUNT>([](auto op) { return &k_int<decltype(op)::value>; });
 
 // ---- host side ----
-
-template <typename T>
-T* to_device(const std::vector<T>& v) {
-  T* p = nullptr;
-  CUDA_CHECK(cudaMalloc(&p, v.size() * sizeof(T) + 1));
-  CUDA_CHECK(cudaMemcpy(p, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice));
-  return p;
-}
-
-std::vector<uint64_t> run(Op op, const char* name, const std::vector<Case>& cases) {
-  Case* din = to_device(cases);
-  uint64_t* dout = nullptr;
-  CUDA_CHECK(cudaMalloc(&dout, cases.size() * sizeof(uint64_t)));
-  kKernels[op]<<<(unsigned)((cases.size() + 127) / 128), 128>>>(din, dout, (int)cases.size());
-  const cudaError_t launch = cudaGetLastError();
-  if (launch != cudaSuccess) {  // e.g. an instruction the emulator cannot load: one failure
-    conf_check_text(name, "(kernel launch)", false, cudaGetErrorString(launch), "a launched kernel");
-    CUDA_CHECK(cudaFree(din));
-    CUDA_CHECK(cudaFree(dout));
-    return {};
-  }
-  CUDA_CHECK(cudaDeviceSynchronize());
-  std::vector<uint64_t> got(cases.size());
-  CUDA_CHECK(cudaMemcpy(got.data(), dout, got.size() * sizeof(uint64_t), cudaMemcpyDeviceToHost));
-  CUDA_CHECK(cudaFree(din));
-  CUDA_CHECK(cudaFree(dout));
-  return got;
-}
 
 using Ref = std::function<uint64_t(const Case&)>;
 using Skip = std::function<bool(const Case&)>;
@@ -477,7 +443,7 @@ using Skip = std::function<bool(const Case&)>;
 // Runs op on every case and compares with ref; arity only shapes the printed input.
 void check(Op op, const char* name, int arity, const std::vector<Case>& cases, Ref ref,
            Skip skip = nullptr) {
-  std::vector<uint64_t> got = run(op, name, cases);
+  std::vector<uint64_t> got = conf_run(kKernels[op], name, cases);
   for (size_t i = 0; i < got.size(); ++i) {
     const Case& x = cases[i];
     if (skip && skip(x)) continue;

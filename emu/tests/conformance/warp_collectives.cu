@@ -60,25 +60,21 @@ template <int MODE>
 __device__ inline uint32_t shfl_raw(uint32_t a, uint32_t b, uint32_t c, uint32_t mask,
                                     uint32_t* p) {
   uint32_t d, pr;
+  // The mode is part of the opcode, so each needs its own asm string.
+#define SHFL_RAW(MODE_NAME)                                           \
+  asm volatile("{ .reg .pred pq; shfl.sync." MODE_NAME                \
+               ".b32 %0|pq, %2, %3, %4, %5; selp.u32 %1, 1, 0, pq; }" \
+               : "=r"(d), "=r"(pr)                                    \
+               : "r"(a), "r"(b), "r"(c), "r"(mask))
   if (MODE == kUp)
-    asm volatile("{ .reg .pred pq; shfl.sync.up.b32 %0|pq, %2, %3, %4, %5; selp.u32 %1, 1, 0, pq; }"
-                 : "=r"(d), "=r"(pr)
-                 : "r"(a), "r"(b), "r"(c), "r"(mask));
+    SHFL_RAW("up");
   else if (MODE == kDown)
-    asm volatile(
-        "{ .reg .pred pq; shfl.sync.down.b32 %0|pq, %2, %3, %4, %5; selp.u32 %1, 1, 0, pq; }"
-        : "=r"(d), "=r"(pr)
-        : "r"(a), "r"(b), "r"(c), "r"(mask));
+    SHFL_RAW("down");
   else if (MODE == kBfly)
-    asm volatile(
-        "{ .reg .pred pq; shfl.sync.bfly.b32 %0|pq, %2, %3, %4, %5; selp.u32 %1, 1, 0, pq; }"
-        : "=r"(d), "=r"(pr)
-        : "r"(a), "r"(b), "r"(c), "r"(mask));
+    SHFL_RAW("bfly");
   else
-    asm volatile(
-        "{ .reg .pred pq; shfl.sync.idx.b32 %0|pq, %2, %3, %4, %5; selp.u32 %1, 1, 0, pq; }"
-        : "=r"(d), "=r"(pr)
-        : "r"(a), "r"(b), "r"(c), "r"(mask));
+    SHFL_RAW("idx");
+#undef SHFL_RAW
   *p = pr;
   return d;
 }
@@ -117,15 +113,11 @@ __global__ void k_shfl_raw(const ShflCase* cases, int n, uint32_t* d_out, uint32
   const uint32_t a = lane_value(lane);
   for (int i = 0; i < n; ++i) {
     const uint32_t b = cases[i].b, c = cases[i].c;
-    uint32_t p;
-    d_out[(i * 4 + kUp) * 32 + lane] = shfl_raw<kUp>(a, b, c, kFull, &p);
-    p_out[(i * 4 + kUp) * 32 + lane] = p;
-    d_out[(i * 4 + kDown) * 32 + lane] = shfl_raw<kDown>(a, b, c, kFull, &p);
-    p_out[(i * 4 + kDown) * 32 + lane] = p;
-    d_out[(i * 4 + kBfly) * 32 + lane] = shfl_raw<kBfly>(a, b, c, kFull, &p);
-    p_out[(i * 4 + kBfly) * 32 + lane] = p;
-    d_out[(i * 4 + kIdx) * 32 + lane] = shfl_raw<kIdx>(a, b, c, kFull, &p);
-    p_out[(i * 4 + kIdx) * 32 + lane] = p;
+    uint32_t *d = d_out + i * 4 * 32 + lane, *p = p_out + i * 4 * 32 + lane;
+    d[kUp * 32] = shfl_raw<kUp>(a, b, c, kFull, &p[kUp * 32]);
+    d[kDown * 32] = shfl_raw<kDown>(a, b, c, kFull, &p[kDown * 32]);
+    d[kBfly * 32] = shfl_raw<kBfly>(a, b, c, kFull, &p[kBfly * 32]);
+    d[kIdx * 32] = shfl_raw<kIdx>(a, b, c, kFull, &p[kIdx * 32]);
   }
 }
 
@@ -418,15 +410,21 @@ __host__ __device__ inline bool pred_pattern(int k, uint32_t lane) {
 // Outputs per pattern: all, any, uni, ballot (intrinsics), ballot (raw vote.sync.ballot.b32),
 // then the same five for the divergent half-warp form.
 constexpr int kVoteOuts = 10;
+
+// __all_sync, __any_sync, __uni_sync and __ballot_sync of pred over mask, 32 words apart.
+__device__ inline void vote_intrinsics(uint32_t* o, uint32_t mask, int pred) {
+  o[0 * 32] = __all_sync(mask, pred) ? 1 : 0;
+  o[1 * 32] = __any_sync(mask, pred) ? 1 : 0;
+  o[2 * 32] = __uni_sync(mask, pred) ? 1 : 0;
+  o[3 * 32] = __ballot_sync(mask, pred);
+}
+
 __global__ void k_vote(uint32_t* out) {
   const uint32_t lane = threadIdx.x;
   for (int k = 0; k < kNumPreds; ++k) {
     const int pr = pred_pattern(k, lane);
     uint32_t* o = out + k * kVoteOuts * 32 + lane;
-    o[0 * 32] = __all_sync(kFull, pr) ? 1 : 0;
-    o[1 * 32] = __any_sync(kFull, pr) ? 1 : 0;
-    o[2 * 32] = __uni_sync(kFull, pr) ? 1 : 0;
-    o[3 * 32] = __ballot_sync(kFull, pr);
+    vote_intrinsics(o, kFull, pr);
     uint32_t b;
     asm volatile("{ .reg .pred pq; setp.ne.u32 pq, %1, 0; vote.sync.ballot.b32 %0, pq, %2; }"
                  : "=r"(b)
@@ -434,10 +432,7 @@ __global__ void k_vote(uint32_t* out) {
     o[4 * 32] = b;
     // Divergent halves, each voting over its own 16 lanes; the upper half votes on the negation.
     if (lane < 16) {
-      o[5 * 32] = __all_sync(0x0000ffffu, pr) ? 1 : 0;
-      o[6 * 32] = __any_sync(0x0000ffffu, pr) ? 1 : 0;
-      o[7 * 32] = __uni_sync(0x0000ffffu, pr) ? 1 : 0;
-      o[8 * 32] = __ballot_sync(0x0000ffffu, pr);
+      vote_intrinsics(o + 5 * 32, 0x0000ffffu, pr);
       uint32_t v;
       asm volatile(
           "{ .reg .pred pq; setp.ne.u32 pq, %1, 0; vote.sync.all.pred pq, pq, %2; selp.u32 %0, 1, "
@@ -446,10 +441,7 @@ __global__ void k_vote(uint32_t* out) {
           : "r"(pr), "r"(0x0000ffffu));
       o[9 * 32] = v;
     } else {
-      o[5 * 32] = __all_sync(0xffff0000u, !pr) ? 1 : 0;
-      o[6 * 32] = __any_sync(0xffff0000u, !pr) ? 1 : 0;
-      o[7 * 32] = __uni_sync(0xffff0000u, !pr) ? 1 : 0;
-      o[8 * 32] = __ballot_sync(0xffff0000u, !pr);
+      vote_intrinsics(o + 5 * 32, 0xffff0000u, !pr);
       uint32_t v;
       asm volatile(
           "{ .reg .pred pq; setp.ne.u32 pq, %1, 0; vote.sync.any.pred pq, !pq, %2; selp.u32 %0, 1, "
@@ -615,32 +607,34 @@ __host__ __device__ inline uint32_t redux_value(uint32_t lane) {
   return (lane * 2654435761u) ^ (lane << 7);
 }
 
-constexpr int kNumRedux = 9;
-const char* const kReduxName[kNumRedux] = {
-    "redux.sync.add.u32", "redux.sync.add.s32", "redux.sync.min.u32",
-    "redux.sync.max.u32", "redux.sync.min.s32", "redux.sync.max.s32",
-    "redux.sync.and.b32", "redux.sync.or.b32",  "redux.sync.xor.b32"};
+// The forms in the order of their result slots; the names and the asm strings both come from
+// this one list so that they cannot drift apart.
+#define REDUX_FORMS(X) \
+  X("add.u32")         \
+  X("add.s32")         \
+  X("min.u32")         \
+  X("max.u32")         \
+  X("min.s32")         \
+  X("max.s32")         \
+  X("and.b32")         \
+  X("or.b32")          \
+  X("xor.b32")
+
+#define REDUX_NAME(TYPE) "redux.sync." TYPE,
+const char* const kReduxName[] = {REDUX_FORMS(REDUX_NAME)};
+#undef REDUX_NAME
+constexpr int kNumRedux = sizeof(kReduxName) / sizeof(kReduxName[0]);
 
 __device__ inline void redux_all(uint32_t v, uint32_t m, uint32_t* o, int stride) {
-  uint32_t d;
-  asm volatile("redux.sync.add.u32 %0, %1, %2;" : "=r"(d) : "r"(v), "r"(m));
-  o[0 * stride] = d;
-  asm volatile("redux.sync.add.s32 %0, %1, %2;" : "=r"(d) : "r"(v), "r"(m));
-  o[1 * stride] = d;
-  asm volatile("redux.sync.min.u32 %0, %1, %2;" : "=r"(d) : "r"(v), "r"(m));
-  o[2 * stride] = d;
-  asm volatile("redux.sync.max.u32 %0, %1, %2;" : "=r"(d) : "r"(v), "r"(m));
-  o[3 * stride] = d;
-  asm volatile("redux.sync.min.s32 %0, %1, %2;" : "=r"(d) : "r"(v), "r"(m));
-  o[4 * stride] = d;
-  asm volatile("redux.sync.max.s32 %0, %1, %2;" : "=r"(d) : "r"(v), "r"(m));
-  o[5 * stride] = d;
-  asm volatile("redux.sync.and.b32 %0, %1, %2;" : "=r"(d) : "r"(v), "r"(m));
-  o[6 * stride] = d;
-  asm volatile("redux.sync.or.b32 %0, %1, %2;" : "=r"(d) : "r"(v), "r"(m));
-  o[7 * stride] = d;
-  asm volatile("redux.sync.xor.b32 %0, %1, %2;" : "=r"(d) : "r"(v), "r"(m));
-  o[8 * stride] = d;
+  int k = 0;
+#define REDUX_ONE(TYPE)                                                         \
+  {                                                                             \
+    uint32_t d;                                                                 \
+    asm volatile("redux.sync." TYPE " %0, %1, %2;" : "=r"(d) : "r"(v), "r"(m)); \
+    o[k++ * stride] = d;                                                        \
+  }
+  REDUX_FORMS(REDUX_ONE)
+#undef REDUX_ONE
 }
 
 // out[0..]: full warp; out[kNumRedux*32..]: lanes with lane % 3 == 0 only (mask 0x49249249);

@@ -4,45 +4,7 @@
 // requires a multiple of 32), and both warps arrive: 64 threads at a barrier counting 48.
 // Expected: cudaErrorIllegalInstruction and the emulator saying more threads arrived than the
 // count, at warp 1 (thread 32). --fixed: the count is 64 and the consumers read the right values.
-#include <cuda_runtime.h>
-
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <vector>
-
-static void require_device() {
-  int n = 0;
-  if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
-    std::printf("SKIP: no CUDA device\n");
-    std::exit(77);
-  }
-}
-
-// A bad configuration is reported at once; a fault inside the kernel, on hardware, only at the
-// next synchronization (the emulator already knows at the launch). Either way one of the two.
-static cudaError_t launch_result() {
-  const cudaError_t e = cudaGetLastError();
-  return e != cudaSuccess ? e : cudaDeviceSynchronize();
-}
-
-// Exit 1 (the status the test expects) only for the expected error; 0 when the bug went
-// unnoticed, so the test fails; 2 for a different error.
-static int verdict(const char* what, cudaError_t got, cudaError_t want) {
-  std::fprintf(stderr, "%s: %s (%s)\n", what, cudaGetErrorName(got), cudaGetErrorString(got));
-  if (got == want) return 1;
-  std::fprintf(stderr, "%s: expected %s\n", what, cudaGetErrorName(want));
-  return got == cudaSuccess ? 0 : 2;
-}
-
-#define CHECK(call)                                                         \
-  do {                                                                      \
-    const cudaError_t e_ = (call);                                          \
-    if (e_ != cudaSuccess) {                                                \
-      std::fprintf(stderr, "%s failed: %s\n", #call, cudaGetErrorName(e_)); \
-      std::exit(2);                                                         \
-    }                                                                       \
-  } while (0)
+#include "fault_common.h"
 
 constexpr int kThreads = 64;
 constexpr int kProducers = 48;
@@ -58,7 +20,7 @@ __global__ void k_produce_consume(int* out, unsigned count) {
 
 int main(int argc, char** argv) {
   require_device();
-  const bool fixed = argc > 1 && std::strcmp(argv[1], "--fixed") == 0;
+  const bool fixed = wants_fixed(argc, argv);
   int* out = nullptr;
   CHECK(cudaMalloc(&out, kThreads * sizeof(int)));
   k_produce_consume<<<1, kThreads>>>(out, fixed ? kThreads : kProducers);
@@ -68,12 +30,8 @@ int main(int argc, char** argv) {
   CHECK(cudaMemcpy(got, out, sizeof got, cudaMemcpyDeviceToHost));
   for (int t = 0; t < kThreads; ++t) {
     const int p = (t * 7) % kProducers;
-    if (got[t] != p * p) {
-      std::fprintf(stderr, "bar_count_partial --fixed: out[%d] = %d, expected %d\n", t, got[t],
-                   p * p);
-      return 3;
-    }
+    if (got[t] != p * p)
+      return fixed_wrong("bar_count_partial", "out[%d] = %d, expected %d", t, got[t], p * p);
   }
-  std::fprintf(stderr, "bar_count_partial --fixed: ok\n");
-  return 0;
+  return fixed_ok("bar_count_partial");
 }

@@ -5,38 +5,8 @@
 // the error is not sticky. --fixed: exactly the resident maximum, and the grid-wide sum that
 // needs the grid barrier is right.
 #include <cooperative_groups.h>
-#include <cuda_runtime.h>
 
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <vector>
-
-static void require_device() {
-  int n = 0;
-  if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
-    std::printf("SKIP: no CUDA device\n");
-    std::exit(77);
-  }
-}
-
-// Exit 1 (the status the test expects) only for the expected error; 0 when the bug went
-// unnoticed, so the test fails; 2 for a different error.
-static int verdict(const char* what, cudaError_t got, cudaError_t want) {
-  std::fprintf(stderr, "%s: %s (%s)\n", what, cudaGetErrorName(got), cudaGetErrorString(got));
-  if (got == want) return 1;
-  std::fprintf(stderr, "%s: expected %s\n", what, cudaGetErrorName(want));
-  return got == cudaSuccess ? 0 : 2;
-}
-
-#define CHECK(call)                                                         \
-  do {                                                                      \
-    const cudaError_t e_ = (call);                                          \
-    if (e_ != cudaSuccess) {                                                \
-      std::fprintf(stderr, "%s failed: %s\n", #call, cudaGetErrorName(e_)); \
-      std::exit(2);                                                         \
-    }                                                                       \
-  } while (0)
+#include "fault_common.h"
 
 namespace cg = cooperative_groups;
 
@@ -56,7 +26,7 @@ __global__ void k_grid_sum(int* partial, int* total) {
 
 int main(int argc, char** argv) {
   require_device();
-  const bool fixed = argc > 1 && std::strcmp(argv[1], "--fixed") == 0;
+  const bool fixed = wants_fixed(argc, argv);
   int coop = 0, sms = 0, per_sm = 0;
   CHECK(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, 0));
   CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
@@ -90,10 +60,6 @@ int main(int argc, char** argv) {
   int got = 0;
   CHECK(cudaMemcpy(&got, total, sizeof got, cudaMemcpyDeviceToHost));
   const int want = capacity * (capacity + 1) / 2;
-  if (got != want) {
-    std::fprintf(stderr, "coop_too_large --fixed: total %d, expected %d\n", got, want);
-    return 3;
-  }
-  std::fprintf(stderr, "coop_too_large --fixed: ok\n");
-  return 0;
+  if (got != want) return fixed_wrong("coop_too_large", "total %d, expected %d", got, want);
+  return fixed_ok("coop_too_large");
 }

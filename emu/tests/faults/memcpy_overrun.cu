@@ -2,45 +2,16 @@
 // padded length (1024 floats) from a buffer that holds 1000. Expected: cudaMemcpy returns
 // cudaErrorInvalidValue and the emulator says the device range runs past its allocation; the
 // error is not sticky. --fixed: the copy uses the buffer's length and the values arrive intact.
-#include <cuda_runtime.h>
-
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <vector>
 
-static void require_device() {
-  int n = 0;
-  if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
-    std::printf("SKIP: no CUDA device\n");
-    std::exit(77);
-  }
-}
-
-// Exit 1 (the status the test expects) only for the expected error; 0 when the bug went
-// unnoticed, so the test fails; 2 for a different error.
-static int verdict(const char* what, cudaError_t got, cudaError_t want) {
-  std::fprintf(stderr, "%s: %s (%s)\n", what, cudaGetErrorName(got), cudaGetErrorString(got));
-  if (got == want) return 1;
-  std::fprintf(stderr, "%s: expected %s\n", what, cudaGetErrorName(want));
-  return got == cudaSuccess ? 0 : 2;
-}
-
-#define CHECK(call)                                                         \
-  do {                                                                      \
-    const cudaError_t e_ = (call);                                          \
-    if (e_ != cudaSuccess) {                                                \
-      std::fprintf(stderr, "%s failed: %s\n", #call, cudaGetErrorName(e_)); \
-      std::exit(2);                                                         \
-    }                                                                       \
-  } while (0)
+#include "fault_common.h"
 
 constexpr int kN = 1000;
 constexpr int kPadded = 1024;
 
 int main(int argc, char** argv) {
   require_device();
-  const bool fixed = argc > 1 && std::strcmp(argv[1], "--fixed") == 0;
+  const bool fixed = wants_fixed(argc, argv);
   std::vector<float> h(kPadded), back(kPadded, -1.0f);
   for (int i = 0; i < kPadded; ++i) h[i] = float(i) + 0.5f;
   float* d = nullptr;
@@ -61,11 +32,7 @@ int main(int argc, char** argv) {
   }
   CHECK(e);
   for (int i = 0; i < kN; ++i)
-    if (back[i] != h[i]) {
-      std::fprintf(stderr, "memcpy_overrun --fixed: element %d = %g, expected %g\n", i, back[i],
-                   h[i]);
-      return 3;
-    }
-  std::fprintf(stderr, "memcpy_overrun --fixed: ok\n");
-  return 0;
+    if (back[i] != h[i])
+      return fixed_wrong("memcpy_overrun", "element %d = %g, expected %g", i, back[i], h[i]);
+  return fixed_ok("memcpy_overrun");
 }

@@ -3,45 +3,9 @@
 // block 0 issues a 16-byte load at an address 4 bytes past a 16-byte boundary. Expected:
 // cudaErrorMisalignedAddress and the emulator naming that load. --fixed: the sub-range starts at
 // element 4 (16-byte aligned) and the copy is exact.
-#include <cuda_runtime.h>
-
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <vector>
 
-static void require_device() {
-  int n = 0;
-  if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
-    std::printf("SKIP: no CUDA device\n");
-    std::exit(77);
-  }
-}
-
-// A bad configuration is reported at once; a fault inside the kernel, on hardware, only at the
-// next synchronization (the emulator already knows at the launch). Either way one of the two.
-static cudaError_t launch_result() {
-  const cudaError_t e = cudaGetLastError();
-  return e != cudaSuccess ? e : cudaDeviceSynchronize();
-}
-
-// Exit 1 (the status the test expects) only for the expected error; 0 when the bug went
-// unnoticed, so the test fails; 2 for a different error.
-static int verdict(const char* what, cudaError_t got, cudaError_t want) {
-  std::fprintf(stderr, "%s: %s (%s)\n", what, cudaGetErrorName(got), cudaGetErrorString(got));
-  if (got == want) return 1;
-  std::fprintf(stderr, "%s: expected %s\n", what, cudaGetErrorName(want));
-  return got == cudaSuccess ? 0 : 2;
-}
-
-#define CHECK(call)                                                         \
-  do {                                                                      \
-    const cudaError_t e_ = (call);                                          \
-    if (e_ != cudaSuccess) {                                                \
-      std::fprintf(stderr, "%s failed: %s\n", #call, cudaGetErrorName(e_)); \
-      std::exit(2);                                                         \
-    }                                                                       \
-  } while (0)
+#include "fault_common.h"
 
 constexpr int kVecs = 256;
 constexpr int kBlock = 64;
@@ -55,7 +19,7 @@ __global__ void k_copy4(const float* in, float4* out, int offset) {
 
 int main(int argc, char** argv) {
   require_device();
-  const bool fixed = argc > 1 && std::strcmp(argv[1], "--fixed") == 0;
+  const bool fixed = wants_fixed(argc, argv);
   const int offset = fixed ? 4 : 1;
   const int n = kVecs * 4 + 4;  // room for either offset
   std::vector<float> h(n);
@@ -71,11 +35,8 @@ int main(int argc, char** argv) {
   std::vector<float> got(kVecs * 4);
   CHECK(cudaMemcpy(got.data(), out, got.size() * sizeof(float), cudaMemcpyDeviceToHost));
   for (int i = 0; i < kVecs * 4; ++i)
-    if (got[i] != h[offset + i]) {
-      std::fprintf(stderr, "misaligned_float4 --fixed: out[%d] = %g, expected %g\n", i, got[i],
-                   h[offset + i]);
-      return 3;
-    }
-  std::fprintf(stderr, "misaligned_float4 --fixed: ok\n");
-  return 0;
+    if (got[i] != h[offset + i])
+      return fixed_wrong("misaligned_float4", "out[%d] = %g, expected %g", i, got[i],
+                         h[offset + i]);
+  return fixed_ok("misaligned_float4");
 }

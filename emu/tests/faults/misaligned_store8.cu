@@ -3,45 +3,9 @@
 // a 64-bit value at an address 4 bytes past an 8-byte boundary. Expected:
 // cudaErrorMisalignedAddress and the emulator naming that store. --fixed: a 16-byte stride with
 // the value at byte 8 keeps every store aligned, and the records read back intact.
-#include <cuda_runtime.h>
-
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <vector>
 
-static void require_device() {
-  int n = 0;
-  if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
-    std::printf("SKIP: no CUDA device\n");
-    std::exit(77);
-  }
-}
-
-// A bad configuration is reported at once; a fault inside the kernel, on hardware, only at the
-// next synchronization (the emulator already knows at the launch). Either way one of the two.
-static cudaError_t launch_result() {
-  const cudaError_t e = cudaGetLastError();
-  return e != cudaSuccess ? e : cudaDeviceSynchronize();
-}
-
-// Exit 1 (the status the test expects) only for the expected error; 0 when the bug went
-// unnoticed, so the test fails; 2 for a different error.
-static int verdict(const char* what, cudaError_t got, cudaError_t want) {
-  std::fprintf(stderr, "%s: %s (%s)\n", what, cudaGetErrorName(got), cudaGetErrorString(got));
-  if (got == want) return 1;
-  std::fprintf(stderr, "%s: expected %s\n", what, cudaGetErrorName(want));
-  return got == cudaSuccess ? 0 : 2;
-}
-
-#define CHECK(call)                                                         \
-  do {                                                                      \
-    const cudaError_t e_ = (call);                                          \
-    if (e_ != cudaSuccess) {                                                \
-      std::fprintf(stderr, "%s failed: %s\n", #call, cudaGetErrorName(e_)); \
-      std::exit(2);                                                         \
-    }                                                                       \
-  } while (0)
+#include "fault_common.h"
 
 constexpr int kRecords = 128;
 
@@ -55,7 +19,7 @@ __global__ void k_pack(unsigned char* buf, int stride, int value_at) {
 
 int main(int argc, char** argv) {
   require_device();
-  const bool fixed = argc > 1 && std::strcmp(argv[1], "--fixed") == 0;
+  const bool fixed = wants_fixed(argc, argv);
   const int stride = fixed ? 16 : 12, value_at = fixed ? 8 : 4;
   unsigned char* buf = nullptr;
   CHECK(cudaMalloc(&buf, kRecords * 16));
@@ -69,11 +33,8 @@ int main(int argc, char** argv) {
     unsigned long long value;
     std::memcpy(&key, &got[i * 16], 4);
     std::memcpy(&value, &got[i * 16 + 8], 8);
-    if (key != i || value != 0x100000000ull * i + 7) {
-      std::fprintf(stderr, "misaligned_store8 --fixed: record %d = (%d, %llx)\n", i, key, value);
-      return 3;
-    }
+    if (key != i || value != 0x100000000ull * i + 7)
+      return fixed_wrong("misaligned_store8", "record %d = (%d, %llx)", i, key, value);
   }
-  std::fprintf(stderr, "misaligned_store8 --fixed: ok\n");
-  return 0;
+  return fixed_ok("misaligned_store8");
 }

@@ -3,45 +3,7 @@
 // naming lanes 16-31 of warp 1 that do not exist. Expected: cudaErrorIllegalInstruction and the
 // emulator saying the mask names lanes absent from the (partial) warp, at thread 32.
 // --fixed: the mask covers only the lanes the warp has, and both sums are right.
-#include <cuda_runtime.h>
-
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <vector>
-
-static void require_device() {
-  int n = 0;
-  if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
-    std::printf("SKIP: no CUDA device\n");
-    std::exit(77);
-  }
-}
-
-// A bad configuration is reported at once; a fault inside the kernel, on hardware, only at the
-// next synchronization (the emulator already knows at the launch). Either way one of the two.
-static cudaError_t launch_result() {
-  const cudaError_t e = cudaGetLastError();
-  return e != cudaSuccess ? e : cudaDeviceSynchronize();
-}
-
-// Exit 1 (the status the test expects) only for the expected error; 0 when the bug went
-// unnoticed, so the test fails; 2 for a different error.
-static int verdict(const char* what, cudaError_t got, cudaError_t want) {
-  std::fprintf(stderr, "%s: %s (%s)\n", what, cudaGetErrorName(got), cudaGetErrorString(got));
-  if (got == want) return 1;
-  std::fprintf(stderr, "%s: expected %s\n", what, cudaGetErrorName(want));
-  return got == cudaSuccess ? 0 : 2;
-}
-
-#define CHECK(call)                                                         \
-  do {                                                                      \
-    const cudaError_t e_ = (call);                                          \
-    if (e_ != cudaSuccess) {                                                \
-      std::fprintf(stderr, "%s failed: %s\n", #call, cudaGetErrorName(e_)); \
-      std::exit(2);                                                         \
-    }                                                                       \
-  } while (0)
+#include "fault_common.h"
 
 constexpr int kThreads = 48;
 
@@ -56,7 +18,7 @@ __global__ void k_warp_totals(const int* in, int* out, int fixed) {
 
 int main(int argc, char** argv) {
   require_device();
-  const bool fixed = argc > 1 && std::strcmp(argv[1], "--fixed") == 0;
+  const bool fixed = wants_fixed(argc, argv);
   int h[kThreads];
   for (int i = 0; i < kThreads; ++i) h[i] = i % 5 + 2 * i;
   int *in = nullptr, *out = nullptr;
@@ -71,12 +33,8 @@ int main(int argc, char** argv) {
   for (int w = 0; w < 2; ++w) {
     int want = 0;
     for (int i = w * 32; i < kThreads && i < w * 32 + 32; ++i) want += h[i];
-    if (got[w] != want) {
-      std::fprintf(stderr, "partial_warp_mask --fixed: warp %d sum %d, expected %d\n", w, got[w],
-                   want);
-      return 3;
-    }
+    if (got[w] != want)
+      return fixed_wrong("partial_warp_mask", "warp %d sum %d, expected %d", w, got[w], want);
   }
-  std::fprintf(stderr, "partial_warp_mask --fixed: ok\n");
-  return 0;
+  return fixed_ok("partial_warp_mask");
 }

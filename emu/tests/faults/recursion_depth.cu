@@ -4,46 +4,9 @@
 // thread's stack; the emulator stops it at its call-depth limit. Expected:
 // cudaErrorIllegalInstruction and the emulator naming the call depth, at the recursive call.
 // --fixed: the cycle is cut and every depth is right.
-#include <cuda_runtime.h>
-
 #include <algorithm>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <vector>
 
-static void require_device() {
-  int n = 0;
-  if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
-    std::printf("SKIP: no CUDA device\n");
-    std::exit(77);
-  }
-}
-
-// A bad configuration is reported at once; a fault inside the kernel, on hardware, only at the
-// next synchronization (the emulator already knows at the launch). Either way one of the two.
-static cudaError_t launch_result() {
-  const cudaError_t e = cudaGetLastError();
-  return e != cudaSuccess ? e : cudaDeviceSynchronize();
-}
-
-// Exit 1 (the status the test expects) only for the expected error; 0 when the bug went
-// unnoticed, so the test fails; 2 for a different error.
-static int verdict(const char* what, cudaError_t got, cudaError_t want) {
-  std::fprintf(stderr, "%s: %s (%s)\n", what, cudaGetErrorName(got), cudaGetErrorString(got));
-  if (got == want) return 1;
-  std::fprintf(stderr, "%s: expected %s\n", what, cudaGetErrorName(want));
-  return got == cudaSuccess ? 0 : 2;
-}
-
-#define CHECK(call)                                                         \
-  do {                                                                      \
-    const cudaError_t e_ = (call);                                          \
-    if (e_ != cudaSuccess) {                                                \
-      std::fprintf(stderr, "%s failed: %s\n", #call, cudaGetErrorName(e_)); \
-      std::exit(2);                                                         \
-    }                                                                       \
-  } while (0)
+#include "fault_common.h"
 
 constexpr int kNodes = 16;
 
@@ -68,7 +31,7 @@ static int host_depth(const int* left, const int* right, int node) {
 
 int main(int argc, char** argv) {
   require_device();
-  const bool fixed = argc > 1 && std::strcmp(argv[1], "--fixed") == 0;
+  const bool fixed = wants_fixed(argc, argv);
   int left[kNodes], right[kNodes];
   for (int i = 0; i < kNodes; ++i) {  // a heap-shaped tree: children 2i+1 and 2i+2
     left[i] = 2 * i + 1 < kNodes ? 2 * i + 1 : -1;
@@ -89,11 +52,8 @@ int main(int argc, char** argv) {
   int got[kNodes];
   CHECK(cudaMemcpy(got, out, sizeof got, cudaMemcpyDeviceToHost));
   for (int i = 0; i < kNodes; ++i)
-    if (got[i] != host_depth(left, right, i)) {
-      std::fprintf(stderr, "recursion_depth --fixed: depth(%d) = %d, expected %d\n", i, got[i],
-                   host_depth(left, right, i));
-      return 3;
-    }
-  std::fprintf(stderr, "recursion_depth --fixed: ok\n");
-  return 0;
+    if (got[i] != host_depth(left, right, i))
+      return fixed_wrong("recursion_depth", "depth(%d) = %d, expected %d", i, got[i],
+                         host_depth(left, right, i));
+  return fixed_ok("recursion_depth");
 }

@@ -4,45 +4,7 @@
 // source inside the half: past the segment the lane keeps its own value.) Expected:
 // cudaErrorIllegalInstruction and the emulator naming the lane read. --fixed: width 16, and the
 // half-warp sums are right.
-#include <cuda_runtime.h>
-
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <vector>
-
-static void require_device() {
-  int n = 0;
-  if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
-    std::printf("SKIP: no CUDA device\n");
-    std::exit(77);
-  }
-}
-
-// A bad configuration is reported at once; a fault inside the kernel, on hardware, only at the
-// next synchronization (the emulator already knows at the launch). Either way one of the two.
-static cudaError_t launch_result() {
-  const cudaError_t e = cudaGetLastError();
-  return e != cudaSuccess ? e : cudaDeviceSynchronize();
-}
-
-// Exit 1 (the status the test expects) only for the expected error; 0 when the bug went
-// unnoticed, so the test fails; 2 for a different error.
-static int verdict(const char* what, cudaError_t got, cudaError_t want) {
-  std::fprintf(stderr, "%s: %s (%s)\n", what, cudaGetErrorName(got), cudaGetErrorString(got));
-  if (got == want) return 1;
-  std::fprintf(stderr, "%s: expected %s\n", what, cudaGetErrorName(want));
-  return got == cudaSuccess ? 0 : 2;
-}
-
-#define CHECK(call)                                                         \
-  do {                                                                      \
-    const cudaError_t e_ = (call);                                          \
-    if (e_ != cudaSuccess) {                                                \
-      std::fprintf(stderr, "%s failed: %s\n", #call, cudaGetErrorName(e_)); \
-      std::exit(2);                                                         \
-    }                                                                       \
-  } while (0)
+#include "fault_common.h"
 
 __global__ void k_lower_half_sums(const int* in, int* out, int width) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x, lane = threadIdx.x & 31;
@@ -56,7 +18,7 @@ __global__ void k_lower_half_sums(const int* in, int* out, int width) {
 
 int main(int argc, char** argv) {
   require_device();
-  const bool fixed = argc > 1 && std::strcmp(argv[1], "--fixed") == 0;
+  const bool fixed = wants_fixed(argc, argv);
   int h[64];
   for (int i = 0; i < 64; ++i) h[i] = (i * 7) % 19 - 4;
   int *in = nullptr, *out = nullptr;
@@ -71,12 +33,8 @@ int main(int argc, char** argv) {
   for (int w = 0; w < 2; ++w) {
     int want = 0;
     for (int i = 0; i < 16; ++i) want += h[w * 32 + i];
-    if (got[w] != want) {
-      std::fprintf(stderr, "shfl_src_outside --fixed: warp %d sum %d, expected %d\n", w, got[w],
-                   want);
-      return 3;
-    }
+    if (got[w] != want)
+      return fixed_wrong("shfl_src_outside", "warp %d sum %d, expected %d", w, got[w], want);
   }
-  std::fprintf(stderr, "shfl_src_outside --fixed: ok\n");
-  return 0;
+  return fixed_ok("shfl_src_outside");
 }

@@ -4,36 +4,7 @@
 // reports cudaErrorIllegalAddress, then cudaMemcpy, cudaMalloc, a correct launch and
 // cudaGetLastError (twice: it does not clear a sticky error) return the same error. --fixed: the
 // kernel stays inside the buffer and all of those calls succeed.
-#include <cuda_runtime.h>
-
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <vector>
-
-static void require_device() {
-  int n = 0;
-  if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
-    std::printf("SKIP: no CUDA device\n");
-    std::exit(77);
-  }
-}
-
-// A bad configuration is reported at once; a fault inside the kernel, on hardware, only at the
-// next synchronization (the emulator already knows at the launch). Either way one of the two.
-static cudaError_t launch_result() {
-  const cudaError_t e = cudaGetLastError();
-  return e != cudaSuccess ? e : cudaDeviceSynchronize();
-}
-
-#define CHECK(call)                                                         \
-  do {                                                                      \
-    const cudaError_t e_ = (call);                                          \
-    if (e_ != cudaSuccess) {                                                \
-      std::fprintf(stderr, "%s failed: %s\n", #call, cudaGetErrorName(e_)); \
-      std::exit(2);                                                         \
-    }                                                                       \
-  } while (0)
+#include "fault_common.h"
 
 constexpr int kN = 64;
 
@@ -55,7 +26,7 @@ static bool same(const char* call, cudaError_t got, cudaError_t want) {
 
 int main(int argc, char** argv) {
   require_device();
-  const bool fixed = argc > 1 && std::strcmp(argv[1], "--fixed") == 0;
+  const bool fixed = wants_fixed(argc, argv);
   if (fixed) g_log = stdout;
   int h[kN];
   for (int i = 0; i < kN; ++i) h[i] = i + 10;
@@ -81,10 +52,7 @@ int main(int argc, char** argv) {
   }
   if (!ok) return 2;
   for (int i = 0; i < kN; ++i)
-    if (got[i] != -h[i]) {
-      std::fprintf(stderr, "sticky --fixed: out[%d] = %d, expected %d\n", i, got[i], -h[i]);
-      return 3;
-    }
-  std::fprintf(stderr, "sticky --fixed: ok\n");
-  return 0;
+    if (got[i] != -h[i])
+      return fixed_wrong("sticky", "out[%d] = %d, expected %d", i, got[i], -h[i]);
+  return fixed_ok("sticky");
 }

@@ -5,45 +5,7 @@
 // the two barriers' arrivals add up to the whole block (compute-sanitizer's synccheck reports
 // it). Expected: cudaErrorIllegalInstruction and the emulator naming the divergent barrier, at
 // the barrier reached second. --fixed: one __syncthreads() after the branch.
-#include <cuda_runtime.h>
-
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <vector>
-
-static void require_device() {
-  int n = 0;
-  if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
-    std::printf("SKIP: no CUDA device\n");
-    std::exit(77);
-  }
-}
-
-// A bad configuration is reported at once; a fault inside the kernel, on hardware, only at the
-// next synchronization (the emulator already knows at the launch). Either way one of the two.
-static cudaError_t launch_result() {
-  const cudaError_t e = cudaGetLastError();
-  return e != cudaSuccess ? e : cudaDeviceSynchronize();
-}
-
-// Exit 1 (the status the test expects) only for the expected error; 0 when the bug went
-// unnoticed, so the test fails; 2 for a different error.
-static int verdict(const char* what, cudaError_t got, cudaError_t want) {
-  std::fprintf(stderr, "%s: %s (%s)\n", what, cudaGetErrorName(got), cudaGetErrorString(got));
-  if (got == want) return 1;
-  std::fprintf(stderr, "%s: expected %s\n", what, cudaGetErrorName(want));
-  return got == cudaSuccess ? 0 : 2;
-}
-
-#define CHECK(call)                                                         \
-  do {                                                                      \
-    const cudaError_t e_ = (call);                                          \
-    if (e_ != cudaSuccess) {                                                \
-      std::fprintf(stderr, "%s failed: %s\n", #call, cudaGetErrorName(e_)); \
-      std::exit(2);                                                         \
-    }                                                                       \
-  } while (0)
+#include "fault_common.h"
 
 constexpr int kThreads = 64;
 
@@ -64,7 +26,7 @@ __global__ void k_even_odd(const int* in, int* out, int fixed) {
 
 int main(int argc, char** argv) {
   require_device();
-  const bool fixed = argc > 1 && std::strcmp(argv[1], "--fixed") == 0;
+  const bool fixed = wants_fixed(argc, argv);
   int h[kThreads];
   for (int i = 0; i < kThreads; ++i) h[i] = 3 * i - 7;
   int *in = nullptr, *out = nullptr;
@@ -78,12 +40,8 @@ int main(int argc, char** argv) {
   CHECK(cudaMemcpy(got, out, sizeof got, cudaMemcpyDeviceToHost));
   for (int t = 0; t < kThreads; ++t) {
     const int p = t ^ 1, want = p % 2 == 0 ? 2 * h[p] : h[p] + 1;
-    if (got[t] != want) {
-      std::fprintf(stderr, "syncthreads_divergent --fixed: out[%d] = %d, expected %d\n", t, got[t],
-                   want);
-      return 3;
-    }
+    if (got[t] != want)
+      return fixed_wrong("syncthreads_divergent", "out[%d] = %d, expected %d", t, got[t], want);
   }
-  std::fprintf(stderr, "syncthreads_divergent --fixed: ok\n");
-  return 0;
+  return fixed_ok("syncthreads_divergent");
 }

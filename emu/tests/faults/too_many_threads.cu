@@ -2,45 +2,9 @@
 // Expected: the launch is refused with cudaErrorInvalidConfiguration before anything runs (so no
 // kernel message), and the error is not sticky: cudaGetLastError clears it and the next calls
 // succeed. --fixed: 1024 threads, and every thread writes its index.
-#include <cuda_runtime.h>
-
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <vector>
 
-static void require_device() {
-  int n = 0;
-  if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
-    std::printf("SKIP: no CUDA device\n");
-    std::exit(77);
-  }
-}
-
-// A bad configuration is reported at once; a fault inside the kernel, on hardware, only at the
-// next synchronization (the emulator already knows at the launch). Either way one of the two.
-static cudaError_t launch_result() {
-  const cudaError_t e = cudaGetLastError();
-  return e != cudaSuccess ? e : cudaDeviceSynchronize();
-}
-
-// Exit 1 (the status the test expects) only for the expected error; 0 when the bug went
-// unnoticed, so the test fails; 2 for a different error.
-static int verdict(const char* what, cudaError_t got, cudaError_t want) {
-  std::fprintf(stderr, "%s: %s (%s)\n", what, cudaGetErrorName(got), cudaGetErrorString(got));
-  if (got == want) return 1;
-  std::fprintf(stderr, "%s: expected %s\n", what, cudaGetErrorName(want));
-  return got == cudaSuccess ? 0 : 2;
-}
-
-#define CHECK(call)                                                         \
-  do {                                                                      \
-    const cudaError_t e_ = (call);                                          \
-    if (e_ != cudaSuccess) {                                                \
-      std::fprintf(stderr, "%s failed: %s\n", #call, cudaGetErrorName(e_)); \
-      std::exit(2);                                                         \
-    }                                                                       \
-  } while (0)
+#include "fault_common.h"
 
 __global__ void k_iota(int* out) {
   out[threadIdx.x] = int(threadIdx.x);
@@ -48,7 +12,7 @@ __global__ void k_iota(int* out) {
 
 int main(int argc, char** argv) {
   require_device();
-  const bool fixed = argc > 1 && std::strcmp(argv[1], "--fixed") == 0;
+  const bool fixed = wants_fixed(argc, argv);
   const int threads = fixed ? 1024 : 1025;
   int* out = nullptr;
   CHECK(cudaMalloc(&out, 1025 * sizeof(int)));
@@ -67,10 +31,6 @@ int main(int argc, char** argv) {
   std::vector<int> got(threads);
   CHECK(cudaMemcpy(got.data(), out, threads * sizeof(int), cudaMemcpyDeviceToHost));
   for (int i = 0; i < threads; ++i)
-    if (got[i] != i) {
-      std::fprintf(stderr, "too_many_threads --fixed: out[%d] = %d\n", i, got[i]);
-      return 3;
-    }
-  std::fprintf(stderr, "too_many_threads --fixed: ok\n");
-  return 0;
+    if (got[i] != i) return fixed_wrong("too_many_threads", "out[%d] = %d", i, got[i]);
+  return fixed_ok("too_many_threads");
 }

@@ -2,45 +2,7 @@
 // (a zero divisor, at element 40). Expected: cudaErrorIllegalInstruction and the emulator naming
 // the trap (block 0, thread 40, at the asm's line). --fixed: no zero divisor, no trap, and the
 // quotients are right.
-#include <cuda_runtime.h>
-
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <vector>
-
-static void require_device() {
-  int n = 0;
-  if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
-    std::printf("SKIP: no CUDA device\n");
-    std::exit(77);
-  }
-}
-
-// A bad configuration is reported at once; a fault inside the kernel, on hardware, only at the
-// next synchronization (the emulator already knows at the launch). Either way one of the two.
-static cudaError_t launch_result() {
-  const cudaError_t e = cudaGetLastError();
-  return e != cudaSuccess ? e : cudaDeviceSynchronize();
-}
-
-// Exit 1 (the status the test expects) only for the expected error; 0 when the bug went
-// unnoticed, so the test fails; 2 for a different error.
-static int verdict(const char* what, cudaError_t got, cudaError_t want) {
-  std::fprintf(stderr, "%s: %s (%s)\n", what, cudaGetErrorName(got), cudaGetErrorString(got));
-  if (got == want) return 1;
-  std::fprintf(stderr, "%s: expected %s\n", what, cudaGetErrorName(want));
-  return got == cudaSuccess ? 0 : 2;
-}
-
-#define CHECK(call)                                                         \
-  do {                                                                      \
-    const cudaError_t e_ = (call);                                          \
-    if (e_ != cudaSuccess) {                                                \
-      std::fprintf(stderr, "%s failed: %s\n", #call, cudaGetErrorName(e_)); \
-      std::exit(2);                                                         \
-    }                                                                       \
-  } while (0)
+#include "fault_common.h"
 
 constexpr int kN = 64;
 
@@ -53,7 +15,7 @@ __global__ void k_divide(const int* num, const int* den, int* out) {
 
 int main(int argc, char** argv) {
   require_device();
-  const bool fixed = argc > 1 && std::strcmp(argv[1], "--fixed") == 0;
+  const bool fixed = wants_fixed(argc, argv);
   int num[kN], den[kN];
   for (int i = 0; i < kN; ++i) {
     num[i] = 1000 + 37 * i;
@@ -72,10 +34,7 @@ int main(int argc, char** argv) {
   int got[kN];
   CHECK(cudaMemcpy(got, out, sizeof got, cudaMemcpyDeviceToHost));
   for (int i = 0; i < kN; ++i)
-    if (got[i] != num[i] / den[i]) {
-      std::fprintf(stderr, "trap --fixed: out[%d] = %d, expected %d\n", i, got[i], num[i] / den[i]);
-      return 3;
-    }
-  std::fprintf(stderr, "trap --fixed: ok\n");
-  return 0;
+    if (got[i] != num[i] / den[i])
+      return fixed_wrong("trap", "out[%d] = %d, expected %d", i, got[i], num[i] / den[i]);
+  return fixed_ok("trap");
 }
