@@ -91,6 +91,11 @@ Operand DecodeCtx::op(const PTok& t, Type hint) {
         o.reg = uint32_t(r);
         return o;
       }
+      if (t.text == "WARP_SZ") {  // the ISA's predefined identifier (what warpSize becomes)
+        o.kind = OK::imm;
+        o.imm = 32;
+        return o;
+      }
       Space sp;
       bool found;
       uint64_t v = symbol(t.text, &sp, &found);

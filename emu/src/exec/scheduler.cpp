@@ -208,6 +208,29 @@ void release_barrier(Block& b, int id, const Kernel& k) {
   bar = Barrier{};
 }
 
+// Completes the collectives whose remaining lanes have all exited: the parked lanes of one
+// instruction and member mask run it together and move past it.
+void complete_collectives(Exec& x, Warp& w, const Inst* code) {
+  const uint32_t saved_pc = x.pc;
+  for (uint32_t m = w.parked; m; m &= m - 1) {
+    const int lane = __builtin_ctz(m);
+    if (w.park_bar[lane] != -1 || !((w.parked >> lane) & 1)) continue;
+    const uint32_t pc = w.park_pc[lane], member = w.park_member[lane];
+    uint32_t group = 0;
+    for (uint32_t g = w.parked; g; g &= g - 1) {
+      const int l = __builtin_ctz(g);
+      if (w.park_bar[l] == -1 && w.park_pc[l] == pc && w.park_member[l] == member) group |= 1u << l;
+    }
+    const uint32_t needed = member & w.valid & ~w.exited;
+    if (needed & ~group) continue;
+    x.pc = pc;
+    if (code[pc].fn) code[pc].fn(x, code[pc], group);
+    w.parked &= ~group;
+    for (uint32_t g = group; g; g &= g - 1) w.pc[__builtin_ctz(g)] = pc + 1;
+  }
+  x.pc = saved_pc;
+}
+
 // Runs up to `budget` warp-instructions of warp w. Returns how many ran.
 uint64_t run_warp(Sched& s, Block& b, Warp& w, uint64_t budget) {
   Exec x;
@@ -289,19 +312,10 @@ uint64_t run_warp(Sched& s, Block& b, Warp& w, uint64_t budget) {
           break;
         case Ctl::exit: {
           if (active) {
-            // A lane that exits while others of its warp wait for it at a collective leaves
-            // them waiting forever: undefined, and reported where they wait.
-            for (uint32_t m = w.parked; m; m &= m - 1) {
-              const int lane = __builtin_ctz(m);
-              if (w.park_bar[lane] == -1 && (w.park_member[lane] & active)) {
-                x.pc = w.park_pc[lane];
-                x.fail("member mask names lanes that have exited (lane " +
-                           std::to_string(__builtin_ctz(w.park_member[lane] & active)) +
-                           " exits while this lane waits for it)",
-                       lane);
-              }
-            }
             w.exited |= active;
+            // Lanes waiting at a collective for these lanes wait no longer (the ISA waits for the
+            // non-exited threads of the mask): the collective completes with the lanes there.
+            if (w.parked) complete_collectives(x, w, code);
             b.exited_threads += uint32_t(__builtin_popcount(active));
           }
           const uint32_t rest = mask & ~active;
@@ -460,10 +474,10 @@ uint64_t run_warp(Sched& s, Block& b, Warp& w, uint64_t budget) {
             todo &= ~group;
             if (group & ~member)
               x.fail("a thread executes a collective whose member mask does not include it", __builtin_ctz(group & ~member));
-            if (member & ~w.valid)
-              x.fail("member mask names lanes that do not exist in this warp (partial warp)", lane0);
-            if (member & w.exited)
-              x.fail("member mask names lanes that have exited", __builtin_ctz(member & w.exited));
+            // The ISA waits for the non-exited threads of the mask: lanes that have exited, or
+            // that a partial warp does not have, are not waited for (reading from one is an
+            // error, which the instruction reports).
+            const uint32_t needed = member & w.valid & ~w.exited;
             // bar.warp.sync may be met at different instructions (the ISA asks only for the
             // same member mask); the data collectives meet at one instruction.
             uint32_t waiting = 0;
@@ -473,7 +487,7 @@ uint64_t run_warp(Sched& s, Block& b, Warp& w, uint64_t budget) {
               if (w.park_pc[lane] == pc || (in.ctl == Ctl::warpsync && code[w.park_pc[lane]].ctl == Ctl::warpsync))
                 waiting |= 1u << lane;
             }
-            if ((member & ~(group | waiting)) == 0) {
+            if ((needed & ~(group | waiting)) == 0) {
               if (in.fn) in.fn(x, in, group | waiting);
               w.parked &= ~waiting;
               advanced |= group;

@@ -32,7 +32,11 @@ void h_shfl(Exec& x, const Inst& in, uint32_t m) {
     if (!pval) j = uint32_t(lane);
     j &= 31;
     if (!((m >> j) & 1))
-      x.fail("shfl.sync reads lane " + std::to_string(j) + ", which is not in the member mask", lane);
+      x.fail("shfl.sync reads lane " + std::to_string(j) +
+                 (((x.w->exited >> j) & 1) ? ", which has exited"
+                  : !((x.w->valid >> j) & 1) ? ", which this partial warp does not have"
+                                             : ", which is not in the member mask"),
+             lane);
     x.set(in.o[0], lane, value[j]);
     if (in.o[5].kind == OK::reg) x.set(in.o[5], lane, pval);
   EMU_END_LANES

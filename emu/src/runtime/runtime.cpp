@@ -177,6 +177,14 @@ cudaError_t set_error(cudaError_t e) {
 // Every API call returns a pending sticky error first.
 #define EMU_STICKY() do { if (st().sticky != cudaSuccess) return st().sticky; } while (0)
 
+// The runtime API may be called from several host threads; the emulator runs one call at a
+// time (a launch runs to completion inside its call).
+std::recursive_mutex& api_mutex() {
+  static std::recursive_mutex m;
+  return m;
+}
+#define EMU_API_LOCK() std::lock_guard<std::recursive_mutex> api_lock_(api_mutex())
+
 void say(const std::string& s) { std::fprintf(stderr, "gpu100 emulator: %s\n", s.c_str()); }
 
 cudaError_t unsupported(const char* fn, const std::string& what) {
@@ -399,7 +407,12 @@ struct GraphExecImpl {
   std::map<const Node*, size_t> index;  // source node -> position
 };
 
-StreamImpl* stream_of(cudaStream_t s) { return reinterpret_cast<StreamImpl*>(s); }
+// The legacy default stream (0 or cudaStreamLegacy) and the per-thread default stream are
+// handles, not objects: all of them run work in issue order like every stream here.
+StreamImpl* stream_of(cudaStream_t s) {
+  if (s == cudaStreamLegacy || s == cudaStreamPerThread) return nullptr;
+  return reinterpret_cast<StreamImpl*>(s);
+}
 double now_ms() {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
@@ -459,18 +472,23 @@ extern "C" {
 
 // --- registration hooks ----------------------------------------------------------------------
 void** __cudaRegisterFatBinary(void* fatCubin) {
+  EMU_API_LOCK();
   auto rec = std::make_unique<FatbinRecord>();
   rec->wrapper = fatCubin;
   void** handle = reinterpret_cast<void**>(rec.get());
   st().fatbins.push_back(std::move(rec));
   return handle;
 }
-void __cudaRegisterFatBinaryEnd(void**) {}
-void __cudaUnregisterFatBinary(void**) {}
-char __cudaInitModule(void**) { return 1; }
+void __cudaRegisterFatBinaryEnd(void**) {
+  EMU_API_LOCK();}
+void __cudaUnregisterFatBinary(void**) {
+  EMU_API_LOCK();}
+char __cudaInitModule(void**) {
+  EMU_API_LOCK(); return 1; }
 
 void __cudaRegisterFunction(void** handle, const char* hostFun, char*, const char* deviceName, int,
                             uint3*, uint3*, dim3*, dim3*, int*) {
+  EMU_API_LOCK();
   auto rec = std::make_unique<KernelRecord>();
   rec->fatbin = reinterpret_cast<FatbinRecord*>(handle);
   rec->name = deviceName;
@@ -479,19 +497,23 @@ void __cudaRegisterFunction(void** handle, const char* hostFun, char*, const cha
 
 void __cudaRegisterVar(void** handle, char* hostVar, char*, const char* deviceName, int, size_t size,
                        int constant, int) {
+  EMU_API_LOCK();
   st().vars[hostVar] = VarRecord{reinterpret_cast<FatbinRecord*>(handle), deviceName, size, constant != 0};
 }
 
 void __cudaRegisterManagedVar(void**, void**, char*, const char* deviceName, int, size_t, int, int) {
+  EMU_API_LOCK();
   say(std::string("__managed__ variable ") + deviceName + ": managed memory is not supported by the emulator");
 }
 
 unsigned __cudaPushCallConfiguration(dim3 gridDim, dim3 blockDim, size_t sharedMem, struct CUstream_st* stream) {
+  EMU_API_LOCK();
   st().configs.push_back({gridDim, blockDim, sharedMem, stream});
   return 0;
 }
 
 cudaError_t __cudaPopCallConfiguration(dim3* gridDim, dim3* blockDim, size_t* sharedMem, void* stream) {
+  EMU_API_LOCK();
   if (st().configs.empty()) return cudaErrorMissingConfiguration;
   auto c = st().configs.back();
   st().configs.pop_back();
@@ -503,6 +525,7 @@ cudaError_t __cudaPopCallConfiguration(dim3* gridDim, dim3* blockDim, size_t* sh
 }
 
 cudaError_t __cudaGetKernel(cudaKernel_t* kernel, const void* func) {
+  EMU_API_LOCK();
   *kernel = reinterpret_cast<cudaKernel_t>(const_cast<void*>(func));
   return st().kernels.count(func) ? cudaSuccess : cudaErrorInvalidDeviceFunction;
 }
@@ -520,30 +543,37 @@ static cudaError_t launch_common(const void* func, dim3 grid, dim3 block, void**
 
 cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 grid, dim3 block, void** args, size_t smem,
                                cudaStream_t stream) {
+  EMU_API_LOCK();
   return launch_common(reinterpret_cast<const void*>(kernel), grid, block, args, smem, stream, false);
 }
 cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 grid, dim3 block, void** args,
                                     size_t smem, cudaStream_t stream) {
+  EMU_API_LOCK();
   return __cudaLaunchKernel(kernel, grid, block, args, smem, stream);
 }
 cudaError_t cudaLaunchKernel(const void* func, dim3 grid, dim3 block, void** args, size_t smem,
                              cudaStream_t stream) {
+  EMU_API_LOCK();
   return launch_common(func, grid, block, args, smem, stream, false);
 }
 cudaError_t cudaLaunchCooperativeKernel(const void* func, dim3 grid, dim3 block, void** args,
                                         size_t smem, cudaStream_t stream) {
+  EMU_API_LOCK();
   return launch_common(func, grid, block, args, smem, stream, true);
 }
 
 // --- errors ----------------------------------------------------------------------------------
 cudaError_t cudaGetLastError(void) {
+  EMU_API_LOCK();
   cudaError_t e = st().sticky != cudaSuccess ? st().sticky : st().last;
   st().last = cudaSuccess;
   return e;
 }
-cudaError_t cudaPeekAtLastError(void) { return st().sticky != cudaSuccess ? st().sticky : st().last; }
+cudaError_t cudaPeekAtLastError(void) {
+  EMU_API_LOCK(); return st().sticky != cudaSuccess ? st().sticky : st().last; }
 
 const char* cudaGetErrorName(cudaError_t e) {
+  EMU_API_LOCK();
   switch (e) {
 #define EMU_E(x) case x: return #x;
     EMU_E(cudaSuccess) EMU_E(cudaErrorInvalidValue) EMU_E(cudaErrorMemoryAllocation)
@@ -561,6 +591,7 @@ const char* cudaGetErrorName(cudaError_t e) {
   }
 }
 const char* cudaGetErrorString(cudaError_t e) {
+  EMU_API_LOCK();
   switch (e) {
     case cudaSuccess: return "no error";
     case cudaErrorInvalidValue: return "invalid argument";
@@ -583,33 +614,41 @@ const char* cudaGetErrorString(cudaError_t e) {
 
 // --- device ----------------------------------------------------------------------------------
 cudaError_t cudaGetDeviceCount(int* count) {
+  EMU_API_LOCK();
   if (!count) return cudaErrorInvalidValue;
   *count = device_visible() ? 1 : 0;
   return *count ? cudaSuccess : set_error(cudaErrorNoDevice);
 }
 cudaError_t cudaGetDevice(int* device) {
+  EMU_API_LOCK();
   if (!device) return cudaErrorInvalidValue;
   *device = 0;
   return cudaSuccess;
 }
 cudaError_t cudaSetDevice(int device) {
+  EMU_API_LOCK();
   if (!device_visible()) return set_error(cudaErrorNoDevice);
   return device == 0 ? cudaSuccess : set_error(cudaErrorInvalidDevice);
 }
-cudaError_t cudaDeviceSynchronize(void) { EMU_STICKY(); return cudaSuccess; }
+cudaError_t cudaDeviceSynchronize(void) {
+  EMU_API_LOCK(); EMU_STICKY(); return cudaSuccess; }
 cudaError_t cudaDeviceReset(void) {
+  EMU_API_LOCK();
   st().sticky = cudaSuccess;
   st().last = cudaSuccess;
   return cudaSuccess;
 }
-cudaError_t cudaDriverGetVersion(int* v) { if (!v) return cudaErrorInvalidValue; *v = CUDART_VERSION; return cudaSuccess; }
-cudaError_t cudaRuntimeGetVersion(int* v) { if (!v) return cudaErrorInvalidValue; *v = CUDART_VERSION; return cudaSuccess; }
+cudaError_t cudaDriverGetVersion(int* v) {
+  EMU_API_LOCK(); if (!v) return cudaErrorInvalidValue; *v = CUDART_VERSION; return cudaSuccess; }
+cudaError_t cudaRuntimeGetVersion(int* v) {
+  EMU_API_LOCK(); if (!v) return cudaErrorInvalidValue; *v = CUDART_VERSION; return cudaSuccess; }
 
 static const int kClockKHz = 1755000;      // an SM clock for the properties; emulated time is CPU time
 static const int kMemClockKHz = 2619000;
 static const int kBusBits = 5120;
 
 cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int device) {
+  EMU_API_LOCK();
   if (!value) return set_error(cudaErrorInvalidValue);
   if (device != 0 || !device_visible()) return set_error(cudaErrorInvalidDevice);
   const DeviceConfig& c = device_config();
@@ -668,6 +707,7 @@ cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int device) 
 }
 
 cudaError_t cudaGetDeviceProperties(cudaDeviceProp* p, int device) {
+  EMU_API_LOCK();
   if (!p) return set_error(cudaErrorInvalidValue);
   if (device != 0 || !device_visible()) return set_error(cudaErrorInvalidDevice);
   const DeviceConfig& c = device_config();
@@ -709,18 +749,21 @@ cudaError_t cudaGetDeviceProperties(cudaDeviceProp* p, int device) {
 }
 
 cudaError_t cudaDeviceSetLimit(cudaLimit limit, size_t value) {
+  EMU_API_LOCK();
   if (int(limit) < 0 || int(limit) >= 16) return set_error(cudaErrorInvalidValue);
   if (limit == cudaLimitPersistingL2CacheSize && value > 0) return set_error(cudaErrorInvalidValue);
   st().limits[limit] = value;
   return cudaSuccess;
 }
 cudaError_t cudaDeviceGetLimit(size_t* value, cudaLimit limit) {
+  EMU_API_LOCK();
   if (!value || int(limit) < 0 || int(limit) >= 16) return set_error(cudaErrorInvalidValue);
   *value = limit == cudaLimitPersistingL2CacheSize ? 0 : st().limits[limit];
   return cudaSuccess;
 }
 // No persisting lines exist on the emulated device, so there is nothing to reset.
-cudaError_t cudaCtxResetPersistingL2Cache(void) { EMU_STICKY(); return cudaSuccess; }
+cudaError_t cudaCtxResetPersistingL2Cache(void) {
+  EMU_API_LOCK(); EMU_STICKY(); return cudaSuccess; }
 
 // --- memory ----------------------------------------------------------------------------------
 static cudaError_t device_alloc(void** p, size_t bytes, const char* what) {
@@ -737,8 +780,10 @@ static cudaError_t device_alloc(void** p, size_t bytes, const char* what) {
   *p = q;
   return cudaSuccess;
 }
-cudaError_t cudaMalloc(void** p, size_t bytes) { EMU_STICKY(); return device_alloc(p, bytes, "a cudaMalloc allocation"); }
+cudaError_t cudaMalloc(void** p, size_t bytes) {
+  EMU_API_LOCK(); EMU_STICKY(); return device_alloc(p, bytes, "a cudaMalloc allocation"); }
 cudaError_t cudaFree(void* p) {
+  EMU_API_LOCK();
   EMU_STICKY();
   if (!p) return cudaSuccess;
   if (!memory().remove(reinterpret_cast<uint64_t>(p))) {
@@ -749,12 +794,14 @@ cudaError_t cudaFree(void* p) {
   return cudaSuccess;
 }
 cudaError_t cudaMallocPitch(void** p, size_t* pitch, size_t width, size_t height) {
+  EMU_API_LOCK();
   EMU_STICKY();
   if (!pitch) return set_error(cudaErrorInvalidValue);
   *pitch = (width + 511) / 512 * 512;
   return device_alloc(p, *pitch * height, "a cudaMallocPitch allocation");
 }
 cudaError_t cudaHostAlloc(void** p, size_t bytes, unsigned int) {
+  EMU_API_LOCK();
   EMU_STICKY();
   if (!p) return set_error(cudaErrorInvalidValue);
   void* q = std::aligned_alloc(4096, (std::max<size_t>(bytes, 1) + 4095) / 4096 * 4096);
@@ -764,8 +811,10 @@ cudaError_t cudaHostAlloc(void** p, size_t bytes, unsigned int) {
   *p = q;
   return cudaSuccess;
 }
-cudaError_t cudaMallocHost(void** p, size_t bytes) { return cudaHostAlloc(p, bytes, 0); }
+cudaError_t cudaMallocHost(void** p, size_t bytes) {
+  EMU_API_LOCK(); return cudaHostAlloc(p, bytes, 0); }
 cudaError_t cudaFreeHost(void* p) {
+  EMU_API_LOCK();
   if (!p) return cudaSuccess;
   if (!st().host_allocs.erase(reinterpret_cast<uint64_t>(p))) return set_error(cudaErrorInvalidValue);
   memory().remove(reinterpret_cast<uint64_t>(p));
@@ -773,11 +822,13 @@ cudaError_t cudaFreeHost(void* p) {
   return cudaSuccess;
 }
 cudaError_t cudaHostGetDevicePointer(void** d, void* h, unsigned int) {
+  EMU_API_LOCK();
   if (!d || !st().host_allocs.count(reinterpret_cast<uint64_t>(h))) return set_error(cudaErrorInvalidValue);
   *d = h;
   return cudaSuccess;
 }
 cudaError_t cudaMemGetInfo(size_t* free_bytes, size_t* total) {
+  EMU_API_LOCK();
   EMU_STICKY();
   const uint64_t t = device_config().total_mem;
   if (free_bytes) *free_bytes = t - std::min<uint64_t>(t, memory().live_bytes());
@@ -786,6 +837,7 @@ cudaError_t cudaMemGetInfo(size_t* free_bytes, size_t* total) {
 }
 
 cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind, cudaStream_t s) {
+  EMU_API_LOCK();
   EMU_STICKY();
   if (cudaError_t e = check_copy(dst, src, bytes, kind); e != cudaSuccess) return set_error(e);
   if (bytes == 0) return cudaSuccess;
@@ -797,9 +849,11 @@ cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t bytes, cudaMemcpy
   return set_error(issue(s, std::move(n)));
 }
 cudaError_t cudaMemcpy(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind) {
+  EMU_API_LOCK();
   return cudaMemcpyAsync(dst, src, bytes, kind, nullptr);
 }
 cudaError_t cudaMemsetAsync(void* p, int value, size_t bytes, cudaStream_t s) {
+  EMU_API_LOCK();
   EMU_STICKY();
   if (bytes && !in_table(p, bytes)) {
     say("cudaMemset: the range is not inside one allocation (" + memory().describe(reinterpret_cast<uint64_t>(p)) + ")");
@@ -813,10 +867,12 @@ cudaError_t cudaMemsetAsync(void* p, int value, size_t bytes, cudaStream_t s) {
   n.bytes = bytes;
   return set_error(issue(s, std::move(n)));
 }
-cudaError_t cudaMemset(void* p, int value, size_t bytes) { return cudaMemsetAsync(p, value, bytes, nullptr); }
+cudaError_t cudaMemset(void* p, int value, size_t bytes) {
+  EMU_API_LOCK(); return cudaMemsetAsync(p, value, bytes, nullptr); }
 
 cudaError_t cudaMemcpy2D(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width,
                          size_t height, cudaMemcpyKind kind) {
+  EMU_API_LOCK();
   EMU_STICKY();
   if (width > dpitch || width > spitch) return set_error(cudaErrorInvalidPitchValue);
   if (height == 0 || width == 0) return cudaSuccess;
@@ -832,6 +888,7 @@ cudaError_t cudaMemcpy2D(void* dst, size_t dpitch, const void* src, size_t spitc
   return cudaSuccess;
 }
 cudaError_t cudaMemset2D(void* p, size_t pitch, int value, size_t width, size_t height) {
+  EMU_API_LOCK();
   EMU_STICKY();
   if (width > pitch) return set_error(cudaErrorInvalidValue);
   if (height == 0 || width == 0) return cudaSuccess;
@@ -841,6 +898,7 @@ cudaError_t cudaMemset2D(void* p, size_t pitch, int value, size_t width, size_t 
 }
 
 cudaError_t cudaMemcpyToSymbol(const void* symbol, const void* src, size_t count, size_t offset, cudaMemcpyKind) {
+  EMU_API_LOCK();
   EMU_STICKY();
   size_t size = 0;
   void* a = symbol_address(symbol, &size);
@@ -850,6 +908,7 @@ cudaError_t cudaMemcpyToSymbol(const void* symbol, const void* src, size_t count
   return cudaSuccess;
 }
 cudaError_t cudaMemcpyFromSymbol(void* dst, const void* symbol, size_t count, size_t offset, cudaMemcpyKind) {
+  EMU_API_LOCK();
   EMU_STICKY();
   size_t size = 0;
   void* a = symbol_address(symbol, &size);
@@ -860,23 +919,28 @@ cudaError_t cudaMemcpyFromSymbol(void* dst, const void* symbol, size_t count, si
 }
 cudaError_t cudaMemcpyToSymbolAsync(const void* symbol, const void* src, size_t count, size_t offset,
                                     cudaMemcpyKind kind, cudaStream_t) {
+  EMU_API_LOCK();
   return cudaMemcpyToSymbol(symbol, src, count, offset, kind);
 }
 cudaError_t cudaMemcpyFromSymbolAsync(void* dst, const void* symbol, size_t count, size_t offset,
                                       cudaMemcpyKind kind, cudaStream_t) {
+  EMU_API_LOCK();
   return cudaMemcpyFromSymbol(dst, symbol, count, offset, kind);
 }
 cudaError_t cudaGetSymbolAddress(void** p, const void* symbol) {
+  EMU_API_LOCK();
   void* a = symbol_address(symbol, nullptr);
   if (!a || !p) return set_error(cudaErrorInvalidSymbol);
   *p = a;
   return cudaSuccess;
 }
 cudaError_t cudaGetSymbolSize(size_t* size, const void* symbol) {
+  EMU_API_LOCK();
   if (!size || !symbol_address(symbol, size)) return set_error(cudaErrorInvalidSymbol);
   return cudaSuccess;
 }
 cudaError_t cudaPointerGetAttributes(cudaPointerAttributes* a, const void* p) {
+  EMU_API_LOCK();
   if (!a) return set_error(cudaErrorInvalidValue);
   std::memset(a, 0, sizeof *a);
   const Allocation* al = memory().find(reinterpret_cast<uint64_t>(p), 1);
@@ -890,6 +954,7 @@ cudaError_t cudaPointerGetAttributes(cudaPointerAttributes* a, const void* p) {
 
 // --- kernels: attributes and occupancy -------------------------------------------------------
 cudaError_t cudaFuncGetAttributes(cudaFuncAttributes* attr, const void* func) {
+  EMU_API_LOCK();
   EMU_STICKY();
   if (!attr) return set_error(cudaErrorInvalidValue);
   cudaError_t err = cudaSuccess;
@@ -913,6 +978,7 @@ cudaError_t cudaFuncGetAttributes(cudaFuncAttributes* attr, const void* func) {
   return cudaSuccess;
 }
 cudaError_t cudaFuncSetAttribute(const void* func, cudaFuncAttribute attr, int value) {
+  EMU_API_LOCK();
   EMU_STICKY();
   cudaError_t err = cudaSuccess;
   KernelRecord* rec = kernel_of(func, &err);
@@ -926,10 +992,12 @@ cudaError_t cudaFuncSetAttribute(const void* func, cudaFuncAttribute attr, int v
   if (attr == cudaFuncAttributePreferredSharedMemoryCarveout) return cudaSuccess;  // a hint
   return unsupported("cudaFuncSetAttribute", "attribute " + std::to_string(int(attr)));
 }
-cudaError_t cudaFuncSetCacheConfig(const void*, cudaFuncCache) { return cudaSuccess; }  // a hint
+cudaError_t cudaFuncSetCacheConfig(const void*, cudaFuncCache) {
+  EMU_API_LOCK(); return cudaSuccess; }  // a hint
 
 cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int* n, const void* func, int block,
                                                                    size_t dyn, unsigned int) {
+  EMU_API_LOCK();
   EMU_STICKY();
   if (!n || block <= 0) return set_error(cudaErrorInvalidValue);
   cudaError_t err = cudaSuccess;
@@ -939,63 +1007,81 @@ cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int* n, const
   return cudaSuccess;
 }
 cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* n, const void* func, int block, size_t dyn) {
+  EMU_API_LOCK();
   return cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(n, func, block, dyn, 0);
 }
 
 // --- streams and events ----------------------------------------------------------------------
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t* s, unsigned int flags) {
+  EMU_API_LOCK();
   if (!s) return set_error(cudaErrorInvalidValue);
   auto* impl = new StreamImpl;
   impl->flags = flags;
   *s = reinterpret_cast<cudaStream_t>(impl);
   return cudaSuccess;
 }
-cudaError_t cudaStreamCreate(cudaStream_t* s) { return cudaStreamCreateWithFlags(s, 0); }
-cudaError_t cudaStreamCreateWithPriority(cudaStream_t* s, unsigned int flags, int) { return cudaStreamCreateWithFlags(s, flags); }
+cudaError_t cudaStreamCreate(cudaStream_t* s) {
+  EMU_API_LOCK(); return cudaStreamCreateWithFlags(s, 0); }
+cudaError_t cudaStreamCreateWithPriority(cudaStream_t* s, unsigned int flags, int) {
+  EMU_API_LOCK(); return cudaStreamCreateWithFlags(s, flags); }
 cudaError_t cudaStreamDestroy(cudaStream_t s) {
+  EMU_API_LOCK();
   delete stream_of(s);
   return cudaSuccess;
 }
-cudaError_t cudaStreamSynchronize(cudaStream_t) { EMU_STICKY(); return cudaSuccess; }
-cudaError_t cudaStreamQuery(cudaStream_t) { EMU_STICKY(); return cudaSuccess; }
-cudaError_t cudaStreamWaitEvent(cudaStream_t, cudaEvent_t, unsigned int) { EMU_STICKY(); return cudaSuccess; }
+cudaError_t cudaStreamSynchronize(cudaStream_t) {
+  EMU_API_LOCK(); EMU_STICKY(); return cudaSuccess; }
+cudaError_t cudaStreamQuery(cudaStream_t) {
+  EMU_API_LOCK(); EMU_STICKY(); return cudaSuccess; }
+cudaError_t cudaStreamWaitEvent(cudaStream_t, cudaEvent_t, unsigned int) {
+  EMU_API_LOCK(); EMU_STICKY(); return cudaSuccess; }
 // Access-policy windows are cache hints; the emulated device has no persisting L2 set-aside.
-cudaError_t cudaStreamSetAttribute(cudaStream_t, cudaStreamAttrID, const cudaStreamAttrValue*) { return cudaSuccess; }
+cudaError_t cudaStreamSetAttribute(cudaStream_t, cudaStreamAttrID, const cudaStreamAttrValue*) {
+  EMU_API_LOCK(); return cudaSuccess; }
 cudaError_t cudaStreamGetAttribute(cudaStream_t, cudaStreamAttrID, cudaStreamAttrValue* v) {
+  EMU_API_LOCK();
   if (v) std::memset(v, 0, sizeof *v);
   return cudaSuccess;
 }
 
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t* e, unsigned int flags) {
+  EMU_API_LOCK();
   if (!e) return set_error(cudaErrorInvalidValue);
   auto* impl = new EventImpl;
   impl->flags = flags;
   *e = reinterpret_cast<cudaEvent_t>(impl);
   return cudaSuccess;
 }
-cudaError_t cudaEventCreate(cudaEvent_t* e) { return cudaEventCreateWithFlags(e, 0); }
+cudaError_t cudaEventCreate(cudaEvent_t* e) {
+  EMU_API_LOCK(); return cudaEventCreateWithFlags(e, 0); }
 cudaError_t cudaEventDestroy(cudaEvent_t e) {
+  EMU_API_LOCK();
   delete reinterpret_cast<EventImpl*>(e);
   return cudaSuccess;
 }
 cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s) {
+  EMU_API_LOCK();
   EMU_STICKY();
   if (!e) return set_error(cudaErrorInvalidResourceHandle);
   if (StreamImpl* si = stream_of(s); si && si->capture) return cudaSuccess;  // ordering only
   reinterpret_cast<EventImpl*>(e)->ms = now_ms();
   return cudaSuccess;
 }
-cudaError_t cudaEventRecordWithFlags(cudaEvent_t e, cudaStream_t s, unsigned int) { return cudaEventRecord(e, s); }
+cudaError_t cudaEventRecordWithFlags(cudaEvent_t e, cudaStream_t s, unsigned int) {
+  EMU_API_LOCK(); return cudaEventRecord(e, s); }
 cudaError_t cudaEventSynchronize(cudaEvent_t e) {
+  EMU_API_LOCK();
   EMU_STICKY();
   if (!e) return set_error(cudaErrorInvalidResourceHandle);
   return cudaSuccess;
 }
 cudaError_t cudaEventQuery(cudaEvent_t e) {
+  EMU_API_LOCK();
   EMU_STICKY();
   return e ? cudaSuccess : set_error(cudaErrorInvalidResourceHandle);
 }
 cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end) {
+  EMU_API_LOCK();
   EMU_STICKY();
   if (!ms || !start || !end) return set_error(cudaErrorInvalidValue);
   auto* a = reinterpret_cast<EventImpl*>(start);
@@ -1008,15 +1094,18 @@ cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end) 
 
 // --- graphs ----------------------------------------------------------------------------------
 cudaError_t cudaGraphCreate(cudaGraph_t* g, unsigned int) {
+  EMU_API_LOCK();
   if (!g) return set_error(cudaErrorInvalidValue);
   *g = reinterpret_cast<cudaGraph_t>(new GraphImpl);
   return cudaSuccess;
 }
 cudaError_t cudaGraphDestroy(cudaGraph_t g) {
+  EMU_API_LOCK();
   delete reinterpret_cast<GraphImpl*>(g);
   return cudaSuccess;
 }
 cudaError_t cudaStreamBeginCapture(cudaStream_t s, cudaStreamCaptureMode) {
+  EMU_API_LOCK();
   EMU_STICKY();
   StreamImpl* si = stream_of(s);
   if (!si) return set_error(cudaErrorStreamCaptureUnsupported);  // the legacy stream cannot capture
@@ -1025,6 +1114,7 @@ cudaError_t cudaStreamBeginCapture(cudaStream_t s, cudaStreamCaptureMode) {
   return cudaSuccess;
 }
 cudaError_t cudaStreamEndCapture(cudaStream_t s, cudaGraph_t* g) {
+  EMU_API_LOCK();
   StreamImpl* si = stream_of(s);
   if (!si || !si->capture || !g) return set_error(cudaErrorIllegalState);
   *g = reinterpret_cast<cudaGraph_t>(si->capture);
@@ -1032,6 +1122,7 @@ cudaError_t cudaStreamEndCapture(cudaStream_t s, cudaGraph_t* g) {
   return cudaSuccess;
 }
 cudaError_t cudaStreamIsCapturing(cudaStream_t s, cudaStreamCaptureStatus* status) {
+  EMU_API_LOCK();
   if (!status) return set_error(cudaErrorInvalidValue);
   StreamImpl* si = stream_of(s);
   *status = si && si->capture ? cudaStreamCaptureStatusActive : cudaStreamCaptureStatusNone;
@@ -1039,6 +1130,7 @@ cudaError_t cudaStreamIsCapturing(cudaStream_t s, cudaStreamCaptureStatus* statu
 }
 cudaError_t cudaGraphAddKernelNode(cudaGraphNode_t* node, cudaGraph_t g, const cudaGraphNode_t*, size_t,
                                    const cudaKernelNodeParams* p) {
+  EMU_API_LOCK();
   EMU_STICKY();
   if (!node || !g || !p) return set_error(cudaErrorInvalidValue);
   auto n = std::make_unique<Node>();
@@ -1050,6 +1142,7 @@ cudaError_t cudaGraphAddKernelNode(cudaGraphNode_t* node, cudaGraph_t g, const c
   return cudaSuccess;
 }
 cudaError_t cudaGraphInstantiate(cudaGraphExec_t* exec, cudaGraph_t g, unsigned long long) {
+  EMU_API_LOCK();
   EMU_STICKY();
   if (!exec || !g) return set_error(cudaErrorInvalidValue);
   auto* x = new GraphExecImpl;
@@ -1061,10 +1154,12 @@ cudaError_t cudaGraphInstantiate(cudaGraphExec_t* exec, cudaGraph_t g, unsigned 
   return cudaSuccess;
 }
 cudaError_t cudaGraphExecDestroy(cudaGraphExec_t x) {
+  EMU_API_LOCK();
   delete reinterpret_cast<GraphExecImpl*>(x);
   return cudaSuccess;
 }
 cudaError_t cudaGraphLaunch(cudaGraphExec_t x, cudaStream_t) {
+  EMU_API_LOCK();
   EMU_STICKY();
   if (!x) return set_error(cudaErrorInvalidValue);
   for (Node& n : reinterpret_cast<GraphExecImpl*>(x)->nodes) {
@@ -1074,6 +1169,7 @@ cudaError_t cudaGraphLaunch(cudaGraphExec_t x, cudaStream_t) {
   return cudaSuccess;
 }
 cudaError_t cudaGraphExecKernelNodeSetParams(cudaGraphExec_t x, cudaGraphNode_t node, const cudaKernelNodeParams* p) {
+  EMU_API_LOCK();
   EMU_STICKY();
   auto* gx = reinterpret_cast<GraphExecImpl*>(x);
   if (!gx || !p) return set_error(cudaErrorInvalidValue);
@@ -1090,6 +1186,7 @@ cudaError_t cudaGraphExecKernelNodeSetParams(cudaGraphExec_t x, cudaGraphNode_t 
 }
 // Whole-graph update: the topology must match (same node kinds and kernels, in order).
 cudaError_t cudaGraphExecUpdate(cudaGraphExec_t x, cudaGraph_t g, cudaGraphExecUpdateResultInfo* info) {
+  EMU_API_LOCK();
   EMU_STICKY();
   auto* gx = reinterpret_cast<GraphExecImpl*>(x);
   auto* gi = reinterpret_cast<GraphImpl*>(g);
@@ -1119,6 +1216,7 @@ cudaError_t cudaGraphExecUpdate(cudaGraphExec_t x, cudaGraph_t g, cudaGraphExecU
 
 // Called by the generated stubs of every runtime function the emulator does not implement.
 extern "C" int gpu100_emu_unimplemented(const char* name) {
+  EMU_API_LOCK();
   say(std::string(name) + " is not implemented by the emulator");
   return set_error(cudaErrorNotSupported);
 }
@@ -1129,6 +1227,7 @@ struct Gpu100EmuStats {
   double cpu_seconds;
 };
 extern "C" void gpu100_emu_stats(Gpu100EmuStats* out) {
+  EMU_API_LOCK();
   const Stats& s = stats();
   out->launches = s.launches;
   out->warp_instructions = s.warp_instructions;

@@ -132,19 +132,11 @@ fault_kernel(shfl_mask_excludes KERNEL k_half_sums BLOCK "0,0,0" THREAD "16,0,0"
 # The report names a lane left waiting (lanes 0-15 of warp 1) when lane 16 exits.
 fault_kernel(shfl_exited KERNEL k_warp_sums BLOCK "0,0,0" THREAD "(3[2-9]|4[0-7]),0,0"
   INST "shfl\\.sync\\.bfly\\.b32 "
-  WHAT "member mask names lanes that have exited"
+  WHAT "shfl\\.sync reads lane 16, which has exited"
   ERROR cudaErrorIllegalInstruction FIXED)
 fault_kernel(shfl_src_outside KERNEL k_lower_half_sums BLOCK "0,0,0" THREAD "8,0,0"
   INST "shfl\\.sync\\.down\\.b32 "
   WHAT "shfl\\.sync reads lane 16, which is not in the member mask"
-  ERROR cudaErrorIllegalInstruction FIXED)
-fault_kernel(syncwarp_masks KERNEL k_swap_pairs BLOCK "0,0,0" THREAD "16,0,0"
-  INST "bar\\.warp\\.sync "
-  WHAT "member mask names lanes that have exited"
-  ERROR cudaErrorIllegalInstruction FIXED)
-fault_kernel(partial_warp_mask KERNEL k_warp_totals BLOCK "0,0,0" THREAD "32,0,0"
-  INST "redux\\.sync\\.add\\.[su]32 "
-  WHAT "member mask names lanes that do not exist in this warp \\(partial warp\\)"
   ERROR cudaErrorIllegalInstruction FIXED)
 
 # --- aborts -------------------------------------------------------------------------------------

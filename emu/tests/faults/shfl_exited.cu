@@ -1,8 +1,9 @@
-// Planted bug: a shuffle whose member mask names lanes that have exited. A warp sum over n = 48
-// values returns early in the threads past the data (lanes 16-31 of warp 1) and then shuffles
-// with the full mask 0xffffffff. Expected: cudaErrorIllegalInstruction and the emulator saying
-// the mask names exited lanes (lane 16 of warp 1 is thread 48). --fixed: no early return; the
-// threads past the data contribute 0 and both warp sums are right.
+// Planted bug: a shuffle that reads lanes which have exited. A warp sum over n = 48 values
+// returns early in the threads past the data (lanes 16-31 of warp 1) and then shuffles with the
+// full mask 0xffffffff. The shuffle itself waits only for the lanes that have not exited (as the
+// ISA says), but the butterfly's first step reads lanes 16-31, whose values are undefined.
+// Expected: cudaErrorIllegalInstruction and the emulator saying which lane it read. --fixed: no
+// early return; the threads past the data contribute 0 and both warp sums are right.
 #include <algorithm>
 
 #include "fault_common.h"
