@@ -186,11 +186,6 @@ namespace {
 
 uint64_t align_up(uint64_t v, uint64_t a) { return a ? (v + a - 1) / a * a : v; }
 
-// Lays out a function's statements: registers, labels, body-scope variables.
-struct Layout {
-  std::vector<uint32_t> stmt_pc;  // pc of each statement (instructions only)
-};
-
 void decode_function(Module& m, Kernel& k, const PFunc& f, bool is_entry) {
   DecodeCtx d{k, m, f, {}, {}, {}, {}, {}};
   const uint32_t reg_begin = k.nregs, local_begin = k.local_bytes;
@@ -265,7 +260,6 @@ void decode_function(Module& m, Kernel& k, const PFunc& f, bool is_entry) {
     d.shared_vars[v->name] = uint32_t(align_up(k.static_smem, k.smem_align));
 
   // Second pass: registers in scope order, and the instructions.
-  uint32_t call_params = 0;
   for (const PStmt& s : f.body) {
     switch (s.kind) {
       case PStmt::open: d.scopes.emplace_back(); break;
@@ -277,7 +271,6 @@ void decode_function(Module& m, Kernel& k, const PFunc& f, bool is_entry) {
           k.local_bytes = uint32_t(align_up(k.local_bytes, std::max<uint64_t>(8, s.var.align)));
           d.local_vars[s.var.name] = k.local_bytes;
           k.local_bytes += uint32_t(std::max<uint64_t>(8, s.var.bytes()));
-          ++call_params;
         }
         break;
       case PStmt::regdecl: {
@@ -323,7 +316,6 @@ void decode_function(Module& m, Kernel& k, const PFunc& f, bool is_entry) {
       }
     }
   }
-  (void)call_params;
   if (!is_entry) {
     auto& fs = k.funcs[f.name];
     fs.reg_begin = reg_begin;

@@ -61,7 +61,7 @@ void h_ld_param_uniform(Exec& x, const Inst& in, uint32_t m) {
 // The common case, a 4-byte scalar load from global memory, without the generic dispatch.
 void h_ld_global_b32(Exec& x, const Inst& in, uint32_t m) {
   EMU_FOR_LANES(m)
-    const uint64_t a = address(x, in.o[0 + 1], lane);
+    const uint64_t a = address(x, in.o[1], lane);
     uint32_t v;
     std::memcpy(&v, x.addr(Space::global, a, 4, lane, false), 4);
     x.w->r[in.o[0].reg * 32 + lane] = v;
@@ -324,12 +324,6 @@ void h_cp_wait(Exec& x, const Inst& in, uint32_t m) {
     }
     if (q.groups.empty() && q.open.empty()) queues().erase(it);
   EMU_END_LANES
-}
-
-template <class T>
-Handler atom_handler(Type t) {
-  (void)t;
-  return h_atom<T>;
 }
 
 }  // namespace

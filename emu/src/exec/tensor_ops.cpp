@@ -175,8 +175,6 @@ bool decode_tensor(DecodeCtx& d, const PInstr& p, Inst& in) {
     in.ctl = Ctl::collective;
     in.member_op = 0xFE;
     if (!d.has(p, "m16n16k16")) d.fail(p, "only wmma m16n16k16 is supported");
-    bool found;
-    (void)found;
     for (const auto& s : p.mods) {
       if (s == "global") in.space = Space::global;
       if (s == "shared" || s == "shared::cta") in.space = Space::shared;
