@@ -454,15 +454,7 @@ void h_setp(Exec& x, const Inst& in, uint32_t m) {
   const bool ftz = in.flags & kFtz;
   EMU_FOR_LANES(m)
     bool r = compare(flush(load_as<T>(x.val(in.o[1], lane)), ftz), flush(load_as<T>(x.val(in.o[2], lane)), ftz), c);
-    bool q = !r;
-    if (in.aux) {
-      const bool p = x.pred(in.o[3], lane);
-      if (in.aux == 1) { r = r && p; q = q && p; }
-      else if (in.aux == 2) { r = r || p; q = q || p; }
-      else { r = r != p; q = q != p; }
-    }
-    x.set(in.o[0], lane, r);
-    if (in.o[4].kind == OK::reg) x.set(in.o[4], lane, q);
+    setp_write(x, in, lane, r);
   EMU_END_LANES
 }
 

@@ -251,15 +251,7 @@ void h_half_setp(Exec& x, const Inst& in, uint32_t m) {
       case 16: r = !u; break;
       case 17: r = u; break;
     }
-    bool q = !r;
-    if (in.aux) {
-      const bool p = x.pred(in.o[3], lane);
-      if (in.aux == 1) { r = r && p; q = q && p; }
-      else if (in.aux == 2) { r = r || p; q = q || p; }
-      else { r = r != p; q = q != p; }
-    }
-    x.set(in.o[0], lane, r);
-    if (in.o[4].kind == OK::reg) x.set(in.o[4], lane, q);
+    setp_write(x, in, lane, r);
   EMU_END_LANES
 }
 

@@ -51,6 +51,20 @@ inline uint64_t extend(uint64_t v, Type t) {
 
 inline uint64_t width_mask(int bytes) { return bytes >= 8 ? ~0ull : ((1ull << (8 * bytes)) - 1); }
 
+// setp's last step, for every comparison type: combine with the optional predicate (in.aux: 1
+// and, 2 or, 3 xor, with o[3]) and write p, and its complement q where "p|q" asks for it (o[4]).
+inline void setp_write(Exec& x, const Inst& in, int lane, bool r) {
+  bool q = !r;
+  if (in.aux) {
+    const bool p = x.pred(in.o[3], lane);
+    if (in.aux == 1) { r = r && p; q = q && p; }
+    else if (in.aux == 2) { r = r || p; q = q || p; }
+    else { r = r != p; q = q != p; }
+  }
+  x.set(in.o[0], lane, r);
+  if (in.o[4].kind == OK::reg) x.set(in.o[4], lane, q);
+}
+
 struct DecodeCtx;
 // Each family returns true when it recognized (and decoded) the instruction.
 bool decode_alu(DecodeCtx& d, const PInstr& p, Inst& in);

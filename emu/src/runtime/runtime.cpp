@@ -483,8 +483,7 @@ void __cudaRegisterFatBinaryEnd(void**) {
   EMU_API_LOCK();}
 void __cudaUnregisterFatBinary(void**) {
   EMU_API_LOCK();}
-char __cudaInitModule(void**) {
-  EMU_API_LOCK(); return 1; }
+char __cudaInitModule(void**) { return 1; }
 
 void __cudaRegisterFunction(void** handle, const char* hostFun, char*, const char* deviceName, int,
                             uint3*, uint3*, dim3*, dim3*, int*) {
@@ -569,8 +568,7 @@ cudaError_t cudaGetLastError(void) {
   st().last = cudaSuccess;
   return e;
 }
-cudaError_t cudaPeekAtLastError(void) {
-  EMU_API_LOCK(); return st().sticky != cudaSuccess ? st().sticky : st().last; }
+cudaError_t cudaPeekAtLastError(void) { return st().sticky != cudaSuccess ? st().sticky : st().last; }
 
 const char* cudaGetErrorName(cudaError_t e) {
   EMU_API_LOCK();
@@ -811,8 +809,7 @@ cudaError_t cudaHostAlloc(void** p, size_t bytes, unsigned int) {
   *p = q;
   return cudaSuccess;
 }
-cudaError_t cudaMallocHost(void** p, size_t bytes) {
-  EMU_API_LOCK(); return cudaHostAlloc(p, bytes, 0); }
+cudaError_t cudaMallocHost(void** p, size_t bytes) { return cudaHostAlloc(p, bytes, 0); }
 cudaError_t cudaFreeHost(void* p) {
   EMU_API_LOCK();
   if (!p) return cudaSuccess;
@@ -867,8 +864,7 @@ cudaError_t cudaMemsetAsync(void* p, int value, size_t bytes, cudaStream_t s) {
   n.bytes = bytes;
   return set_error(issue(s, std::move(n)));
 }
-cudaError_t cudaMemset(void* p, int value, size_t bytes) {
-  EMU_API_LOCK(); return cudaMemsetAsync(p, value, bytes, nullptr); }
+cudaError_t cudaMemset(void* p, int value, size_t bytes) { return cudaMemsetAsync(p, value, bytes, nullptr); }
 
 cudaError_t cudaMemcpy2D(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width,
                          size_t height, cudaMemcpyKind kind) {
@@ -992,8 +988,7 @@ cudaError_t cudaFuncSetAttribute(const void* func, cudaFuncAttribute attr, int v
   if (attr == cudaFuncAttributePreferredSharedMemoryCarveout) return cudaSuccess;  // a hint
   return unsupported("cudaFuncSetAttribute", "attribute " + std::to_string(int(attr)));
 }
-cudaError_t cudaFuncSetCacheConfig(const void*, cudaFuncCache) {
-  EMU_API_LOCK(); return cudaSuccess; }  // a hint
+cudaError_t cudaFuncSetCacheConfig(const void*, cudaFuncCache) { return cudaSuccess; }  // a hint
 
 cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int* n, const void* func, int block,
                                                                    size_t dyn, unsigned int) {
@@ -1020,10 +1015,8 @@ cudaError_t cudaStreamCreateWithFlags(cudaStream_t* s, unsigned int flags) {
   *s = reinterpret_cast<cudaStream_t>(impl);
   return cudaSuccess;
 }
-cudaError_t cudaStreamCreate(cudaStream_t* s) {
-  EMU_API_LOCK(); return cudaStreamCreateWithFlags(s, 0); }
-cudaError_t cudaStreamCreateWithPriority(cudaStream_t* s, unsigned int flags, int) {
-  EMU_API_LOCK(); return cudaStreamCreateWithFlags(s, flags); }
+cudaError_t cudaStreamCreate(cudaStream_t* s) { return cudaStreamCreateWithFlags(s, 0); }
+cudaError_t cudaStreamCreateWithPriority(cudaStream_t* s, unsigned int flags, int) { return cudaStreamCreateWithFlags(s, flags); }
 cudaError_t cudaStreamDestroy(cudaStream_t s) {
   EMU_API_LOCK();
   delete stream_of(s);
@@ -1036,8 +1029,7 @@ cudaError_t cudaStreamQuery(cudaStream_t) {
 cudaError_t cudaStreamWaitEvent(cudaStream_t, cudaEvent_t, unsigned int) {
   EMU_API_LOCK(); EMU_STICKY(); return cudaSuccess; }
 // Access-policy windows are cache hints; the emulated device has no persisting L2 set-aside.
-cudaError_t cudaStreamSetAttribute(cudaStream_t, cudaStreamAttrID, const cudaStreamAttrValue*) {
-  EMU_API_LOCK(); return cudaSuccess; }
+cudaError_t cudaStreamSetAttribute(cudaStream_t, cudaStreamAttrID, const cudaStreamAttrValue*) { return cudaSuccess; }
 cudaError_t cudaStreamGetAttribute(cudaStream_t, cudaStreamAttrID, cudaStreamAttrValue* v) {
   EMU_API_LOCK();
   if (v) std::memset(v, 0, sizeof *v);
@@ -1052,8 +1044,7 @@ cudaError_t cudaEventCreateWithFlags(cudaEvent_t* e, unsigned int flags) {
   *e = reinterpret_cast<cudaEvent_t>(impl);
   return cudaSuccess;
 }
-cudaError_t cudaEventCreate(cudaEvent_t* e) {
-  EMU_API_LOCK(); return cudaEventCreateWithFlags(e, 0); }
+cudaError_t cudaEventCreate(cudaEvent_t* e) { return cudaEventCreateWithFlags(e, 0); }
 cudaError_t cudaEventDestroy(cudaEvent_t e) {
   EMU_API_LOCK();
   delete reinterpret_cast<EventImpl*>(e);
@@ -1067,8 +1058,7 @@ cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s) {
   reinterpret_cast<EventImpl*>(e)->ms = now_ms();
   return cudaSuccess;
 }
-cudaError_t cudaEventRecordWithFlags(cudaEvent_t e, cudaStream_t s, unsigned int) {
-  EMU_API_LOCK(); return cudaEventRecord(e, s); }
+cudaError_t cudaEventRecordWithFlags(cudaEvent_t e, cudaStream_t s, unsigned int) { return cudaEventRecord(e, s); }
 cudaError_t cudaEventSynchronize(cudaEvent_t e) {
   EMU_API_LOCK();
   EMU_STICKY();
