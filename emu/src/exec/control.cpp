@@ -2,12 +2,16 @@
 #include <cstdio>
 
 #include "exec/ops.h"
+#include "exec/sanitizer.h"
 
 namespace emu {
 
 namespace {
 
 void h_nop(Exec&, const Inst&, uint32_t) {}
+// Memory ordering is what the checks see of fences and bar.warp.sync (execution has no caches).
+void h_fence(Exec& x, const Inst&, uint32_t mask) { if (san::g_checks) san::fence(x, mask); }
+void h_warpsync(Exec& x, const Inst&, uint32_t mask) { if (san::g_checks) san::warp_sync(x, mask); }
 
 // vprintf(format, args): the format is a generic address of a global string, the arguments a
 // packed buffer in local memory, each aligned to its own size (as the CUDA ABI lays them out).
@@ -120,6 +124,11 @@ bool decode_control(DecodeCtx& d, const PInstr& p, Inst& in) {
     return true;
   }
   if (op == "trap") { in.ctl = Ctl::trap; return true; }
+  // fence.proxy.* orders the async and generic proxies' views, not threads.
+  if (op == "membar" || (op == "fence" && !d.has(p, "proxy"))) {
+    in.fn = h_fence;
+    return true;
+  }
   if (op == "membar" || op == "fence" || op == "nanosleep" || op == "prefetch" ||
       op == "prefetchu" || op == "pmevent" || op == "griddepcontrol" || op == "discard" ||
       op == "applypriority") {
@@ -134,6 +143,7 @@ bool decode_control(DecodeCtx& d, const PInstr& p, Inst& in) {
       in.ctl = Ctl::warpsync;
       in.o[0] = d.op(p.ops.at(0));
       in.member_op = 0;
+      in.fn = h_warpsync;
       return true;
     }
     in.aux = d.has(p, "arrive") ? 1 : red ? 2 : 0;

@@ -18,6 +18,7 @@ struct Allocation {
   uint64_t base = 0, bytes = 0;
   std::string what;       // "cudaMalloc", "__device__ foo", "cudaHostAlloc", ...
   bool writable = true;
+  mutable void* shadow = nullptr;  // the checks' state for it (exec/sanitizer.cpp)
 };
 
 class MemoryTable {
@@ -53,6 +54,7 @@ struct Dim3 {
 
 struct Block;
 struct Launch;
+namespace san { struct BlockState; }
 
 struct Warp {
   Block* block = nullptr;
@@ -108,6 +110,7 @@ struct Block {
   Barrier bars[16];
   uint32_t exited_threads = 0;
   bool done = false;
+  san::BlockState* san = nullptr;  // the checks' state of the block (exec/sanitizer.cpp)
 };
 
 struct Launch {
@@ -181,6 +184,9 @@ Stats& stats();
 
 // Runs a launch to completion; throws Fault on a fault, a deadlock or an undefined collective.
 void run_launch(Launch& launch);
+
+// "'<PTX statement>' at file.cu:LINE" for messages.
+std::string source_of(const Kernel& k, uint32_t pc);
 
 // Emulated device properties used by the executor (from the runtime's configuration).
 struct DeviceConfig {

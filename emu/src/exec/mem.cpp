@@ -6,6 +6,7 @@
 
 #include "exec/fp.h"
 #include "exec/ops.h"
+#include "exec/sanitizer.h"
 
 namespace emu {
 
@@ -35,6 +36,7 @@ void h_ld(Exec& x, const Inst& in, uint32_t m) {
   EMU_FOR_LANES(m)
     const uint64_t a = address(x, in.o[1], lane);
     const uint8_t* p = x.addr(in.space, a, total, lane, false);
+    EMU_SAN_ACCESS(x, x.pc, in.space, a, total, lane, san::kRead | in.flags);
     if (in.vec == 1) {
       uint64_t v = 0;
       std::memcpy(&v, p, es);
@@ -64,6 +66,7 @@ void h_ld_global_b32(Exec& x, const Inst& in, uint32_t m) {
     const uint64_t a = address(x, in.o[1], lane);
     uint32_t v;
     std::memcpy(&v, x.addr(Space::global, a, 4, lane, false), 4);
+    EMU_SAN_ACCESS(x, x.pc, Space::global, a, 4, lane, san::kRead | in.flags);
     x.w->r[in.o[0].reg * 32 + lane] = v;
   EMU_END_LANES
 }
@@ -78,6 +81,7 @@ void h_ldst_fixed(Exec& x, const Inst& in, uint32_t m) {
   EMU_FOR_LANES(m)
     const uint64_t a = address(x, a_op, lane);
     uint8_t* p = x.addr(space, a, ES * V, lane, !Load);
+    EMU_SAN_ACCESS(x, x.pc, space, a, ES * V, lane, (Load ? san::kRead : san::kWrite) | in.flags);
     if constexpr (V == 1) {
       if (Load) {
         uint64_t v = 0;
@@ -118,6 +122,7 @@ void h_st(Exec& x, const Inst& in, uint32_t m) {
   EMU_FOR_LANES(m)
     const uint64_t a = address(x, in.o[0], lane);
     uint8_t* p = x.addr(in.space, a, total, lane, true);
+    EMU_SAN_ACCESS(x, x.pc, in.space, a, total, lane, san::kWrite | in.flags);
     if (in.vec == 1) {
       const uint64_t v = x.val(in.o[1], lane);
       std::memcpy(p, &v, es);
@@ -180,6 +185,7 @@ void h_atom(Exec& x, const Inst& in, uint32_t m) {
   EMU_FOR_LANES(m)
     const uint64_t a = address(x, in.o[1], lane);
     uint8_t* p = x.addr(in.space, a, sizeof(T), lane, true);
+    EMU_SAN_ACCESS(x, x.pc, in.space, a, sizeof(T), lane, san::kRead | san::kWrite | in.flags);
     T old;
     std::memcpy(&old, p, sizeof(T));
     const T b = from_bits<T>(x.val(in.o[2], lane));
@@ -196,6 +202,7 @@ void h_atom_vec_f32(Exec& x, const Inst& in, uint32_t m) {
   EMU_FOR_LANES(m)
     const uint64_t a = address(x, in.o[1], lane);
     uint8_t* p = x.addr(in.space, a, 4 * n, lane, true);
+    EMU_SAN_ACCESS(x, x.pc, in.space, a, 4 * n, lane, san::kRead | san::kWrite | in.flags);
     for (uint32_t i = 0; i < n; ++i) {
       float old;
       std::memcpy(&old, p + 4 * i, 4);
@@ -216,6 +223,7 @@ void h_atom_half(Exec& x, const Inst& in, uint32_t m) {
   EMU_FOR_LANES(m)
     const uint64_t a = address(x, in.o[1], lane);
     uint8_t* p = x.addr(in.space, a, size, lane, true);
+    EMU_SAN_ACCESS(x, x.pc, in.space, a, size, lane, san::kRead | san::kWrite | in.flags);
     uint32_t old = 0;
     std::memcpy(&old, p, size);
     const uint32_t b = uint32_t(x.val(in.o[2], lane));
@@ -266,6 +274,7 @@ struct PendingCopy {
   uint32_t dst;      // shared offset
   uint64_t src;      // global address
   uint32_t size, src_size;
+  uint32_t pc;       // the cp.async, for the checks' messages
 };
 struct CopyQueue {
   std::vector<PendingCopy> open;
@@ -281,6 +290,8 @@ void complete(Exec& x, const PendingCopy& c, int lane) {
   uint8_t* dst = x.addr(Space::shared, c.dst, c.size, lane, true);
   std::memset(dst, 0, c.size);
   if (c.src_size) std::memcpy(dst, x.addr(Space::global, c.src, c.src_size, lane, false), c.src_size);
+  if (c.src_size) EMU_SAN_ACCESS(x, c.pc, Space::global, c.src, c.src_size, lane, san::kRead);
+  EMU_SAN_ACCESS(x, c.pc, Space::shared, c.dst, c.size, lane, san::kWrite);
 }
 
 // cp.async.{ca,cg}.shared.global [dst], [src], cp-size{, src-size}
@@ -297,6 +308,7 @@ void h_cp_async(Exec& x, const Inst& in, uint32_t m) {
     x.addr(Space::shared, c.dst, c.size, lane, true);
     if (c.src_size) x.addr(Space::global, c.src, c.src_size, lane, false);
     if (c.src % c.size) x.fault(716, "misaligned cp.async source", c.src, lane);
+    c.pc = x.pc;
     queues()[{x.b, x.w->index, lane}].open.push_back(c);
   EMU_END_LANES
 }
@@ -349,6 +361,7 @@ bool decode_mem(DecodeCtx& d, const PInstr& p, Inst& in) {
       in.o[1] = d.op(p.ops[1], t);
     }
     if (in.space == Space::konst) in.space = Space::global;  // constants live in host memory
+    in.flags |= san::decode_semantics(op, p.mods);
     in.fn = load ? h_ld : h_st;
     if (Handler h = load ? fixed_ldst<true>(in.aux, in.vec) : fixed_ldst<false>(in.aux, in.vec)) in.fn = h;
     if (load && in.space == Space::global && in.vec == 1 && in.aux == 4 && in.o[0].kind == OK::reg)
@@ -370,6 +383,7 @@ bool decode_mem(DecodeCtx& d, const PInstr& p, Inst& in) {
     in.o[2] = d.op(p.ops.at(i++), t);
     if (in.aux == a_cas) in.o[3] = d.op(p.ops.at(i++), t);
     if (in.space == Space::konst) d.fail(p, "atomic on constant memory");
+    in.flags |= san::decode_semantics(op, p.mods);
     for (const std::string& s : p.mods)
       if (s == "v2" || s == "v4" || s == "v8") in.vec = uint8_t(s[1] - '0');
     if (in.vec > 1) {

@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "exec/ops.h"
+#include "exec/sanitizer.h"
 
 namespace emu {
 
@@ -46,6 +47,8 @@ std::string where(const Exec& x, int lane) {
   return buf;
 }
 
+}  // namespace
+
 std::string source_of(const Kernel& k, uint32_t pc) {
   if (pc >= k.code.size()) return "?";
   const Inst& in = k.code[pc];
@@ -65,8 +68,6 @@ std::string source_of(const Kernel& k, uint32_t pc) {
   }
   return out;
 }
-
-}  // namespace
 
 // ---------------------------------------------------------------------------------------------
 // Exec services
@@ -188,6 +189,7 @@ struct Sched {
 
 // Releases the lanes waiting at barrier `id` of block b (all its warps).
 void release_barrier(Block& b, int id, const Kernel& k) {
+  san::bar_release(b, uint32_t(id));
   Barrier& bar = b.bars[id];
   for (Warp& w : b.warps) {
     if (!w.parked) continue;
@@ -427,6 +429,7 @@ uint64_t run_warp(Sched& s, Block& b, Warp& w, uint64_t budget) {
             x.fail("barrier " + std::to_string(id) + " reached with thread count " +
                        std::to_string(count) + " while " + std::to_string(bar.expected) + " expected",
                    lane0);
+          if (san::g_checks) san::bar_arrive(x, uint32_t(id), in.o[2].kind != OK::none ? count : 0, active, in.aux == 1);
           bar.arrived += uint32_t(__builtin_popcount(active));
           if (in.aux == 2) {
             for (uint32_t m = active; m; m &= m - 1) {
@@ -458,6 +461,7 @@ uint64_t run_warp(Sched& s, Block& b, Warp& w, uint64_t budget) {
         case Ctl::warpsync:
         case Ctl::collective: {
           if (!active) { ++pc; break; }
+          if (san::g_checks & san::kSync) san::collective_arrive(x, active);
           // Lanes at one collective instruction may name different member masks (groups made
           // by __match_any_sync or a divergent __activemask): each mask is its own collective.
           uint32_t todo = active, advanced = mask & ~active, parked_now = 0, joined = 0, sent_back = 0;
@@ -597,6 +601,7 @@ void init_block(Sched& s, Block& b, uint32_t linear) {
     const uint32_t n = std::min<uint32_t>(32, b.nthreads - first);
     w.valid = n == 32 ? 0xFFFFFFFFu : ((1u << n) - 1);
   }
+  san::block_start(b);
 }
 
 }  // namespace
@@ -625,7 +630,9 @@ void run_launch(Launch& l) {
       st.cpu_seconds += thread_cpu_seconds() - t0;
     }
   } account{st, t0, c0, i0};
+  san::LaunchScope checks(l);
   run_blocks(l);
+  checks.finish();
 }
 
 namespace {

@@ -1,6 +1,7 @@
 // ldmatrix, mma.sync and wmma: gather the warp's operand registers, run the pure functions of
 // exec/tensor.h, scatter the results. All three are collectives over the whole warp (.aligned).
 #include "exec/ops.h"
+#include "exec/sanitizer.h"
 #include "exec/tensor.h"
 
 namespace emu {
@@ -26,6 +27,16 @@ tensor::ReadFn reader(Exec& x, Space space, int lane) {
     std::memcpy(&v, x.addr(space, a, size, lane, false), size);
     return v;
   };
+}
+
+// For the checks, a wmma tile is its 16 rows (or columns) of 16 contiguous elements, read or
+// written by the warp's first lane: the fragment layout, which would say which lane holds which
+// element, is opaque to the program.
+void wmma_tile_access(Exec& x, Space space, uint64_t base, uint32_t stride, tensor::ElemType t,
+                      int lane, uint32_t kind) {
+  const uint32_t es = t == tensor::ElemType::F16 || t == tensor::ElemType::BF16 ? 2 : 4;
+  for (uint32_t i = 0; i < 16; ++i)
+    EMU_SAN_ACCESS(x, x.pc, space, base + uint64_t(i) * stride * es, 16 * es, lane, kind);
 }
 
 template <class F>
@@ -56,6 +67,9 @@ void h_ldmatrix(Exec& x, const Inst& in, uint32_t m) {
     return v;
   };
   guarded(x, [&] { tensor::ldmatrix(int(in.aux), (in.flags & kTrans) != 0, rows, read, out); });
+  // Lanes 0-7 give the rows of the first matrix, 8-15 of the second, ...: 16 bytes each.
+  for (uint32_t lane = 0; lane < 8 * in.aux; ++lane)
+    if ((m >> lane) & 1) EMU_SAN_ACCESS(x, x.pc, space, rows[lane], 16, int(lane), san::kRead);
   scatter(x, in.o[0], m, out);
 }
 
@@ -88,6 +102,7 @@ void h_wmma_load(Exec& x, const Inst& in, uint32_t m) {
     tensor::wmma_load(tensor::WmmaMatrix(in.aux), (in.flags & 1) ? tensor::Layout::Col : tensor::Layout::Row,
                       tensor::ElemType((in.flags >> 4) & 0xF), base, stride, reader(x, in.space, lane0), out);
   });
+  wmma_tile_access(x, in.space, base, stride, tensor::ElemType((in.flags >> 4) & 0xF), lane0, san::kRead);
   scatter(x, in.o[0], m, out);
 }
 
@@ -106,6 +121,7 @@ void h_wmma_store(Exec& x, const Inst& in, uint32_t m) {
     tensor::wmma_store((in.flags & 1) ? tensor::Layout::Col : tensor::Layout::Row,
                        tensor::ElemType((in.flags >> 4) & 0xF), base, stride, d, write);
   });
+  wmma_tile_access(x, in.space, base, stride, tensor::ElemType((in.flags >> 4) & 0xF), lane0, san::kWrite);
 }
 
 void h_wmma_mma(Exec& x, const Inst& in, uint32_t m) {

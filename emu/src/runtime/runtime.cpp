@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "exec/machine.h"
+#include "exec/sanitizer.h"
 #include "ptx/fatbin.h"
 
 using namespace emu;
@@ -38,6 +39,7 @@ bool MemoryTable::remove(uint64_t base) {
   auto it = allocs_.find(base);
   if (it == allocs_.end()) return false;
   live_ -= it->second.bytes;
+  san::on_release(it->second);
   if (freed_.size() >= 256) freed_.erase(freed_.begin());
   freed_.push_back(it->second);
   allocs_.erase(it);
@@ -420,8 +422,14 @@ double now_ms() {
 cudaError_t run_node(Node& n) {
   switch (n.kind) {
     case Node::kernel: return execute(n.launch);
-    case Node::memcpy_: std::memmove(n.dst, n.src, n.bytes); return cudaSuccess;
-    case Node::memset_: std::memset(n.dst, n.value, n.bytes); return cudaSuccess;
+    case Node::memcpy_:
+      std::memmove(n.dst, n.src, n.bytes);
+      san::on_copy(n.dst, n.src, n.bytes);
+      return cudaSuccess;
+    case Node::memset_:
+      std::memset(n.dst, n.value, n.bytes);
+      san::on_host_write(n.dst, n.bytes);
+      return cudaSuccess;
   }
   return cudaSuccess;
 }
@@ -775,6 +783,7 @@ static cudaError_t device_alloc(void** p, size_t bytes, const char* what) {
   // sees a value that cannot pass a check by accident.
   std::memset(q, 0xFF, bytes);
   memory().add(reinterpret_cast<uint64_t>(q), bytes, what);
+  san::on_device_alloc(reinterpret_cast<uint64_t>(q), bytes);
   *p = q;
   return cudaSuccess;
 }
@@ -879,8 +888,10 @@ cudaError_t cudaMemcpy2D(void* dst, size_t dpitch, const void* src, size_t spitc
     say("cudaMemcpy2D: a device range is not inside one allocation");
     return set_error(cudaErrorInvalidValue);
   }
-  for (size_t r = 0; r < height; ++r)
+  for (size_t r = 0; r < height; ++r) {
     std::memmove(static_cast<char*>(dst) + r * dpitch, static_cast<const char*>(src) + r * spitch, width);
+    san::on_copy(static_cast<char*>(dst) + r * dpitch, static_cast<const char*>(src) + r * spitch, width);
+  }
   return cudaSuccess;
 }
 cudaError_t cudaMemset2D(void* p, size_t pitch, int value, size_t width, size_t height) {
@@ -889,7 +900,10 @@ cudaError_t cudaMemset2D(void* p, size_t pitch, int value, size_t width, size_t 
   if (width > pitch) return set_error(cudaErrorInvalidValue);
   if (height == 0 || width == 0) return cudaSuccess;
   if (!in_table(p, pitch * (height - 1) + width)) return set_error(cudaErrorInvalidValue);
-  for (size_t r = 0; r < height; ++r) std::memset(static_cast<char*>(p) + r * pitch, value, width);
+  for (size_t r = 0; r < height; ++r) {
+    std::memset(static_cast<char*>(p) + r * pitch, value, width);
+    san::on_host_write(static_cast<char*>(p) + r * pitch, width);
+  }
   return cudaSuccess;
 }
 

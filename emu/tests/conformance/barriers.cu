@@ -32,7 +32,11 @@ __host__ __device__ inline uint32_t mix(uint32_t a, uint32_t b) {
 // bar.sync 0 over a 100-thread CTA (warp 3 has 4 threads), four rounds reusing the barrier.
 // ---------------------------------------------------------------------------------------------
 constexpr int kBasicThreads = 100, kRounds = 4;
+// Kernels launched with several blocks write each block's results to its own slice of the output
+// (blocks writing the same words would race), and the host checks that every slice agrees.
+constexpr int kBlockWords = 4096;
 __global__ void k_bar_basic(uint32_t* out) {
+  out += blockIdx.x * kBlockWords;
   __shared__ uint32_t s[kBasicThreads];
   const uint32_t t = threadIdx.x;
   for (int r = 0; r < kRounds; ++r) {
@@ -48,6 +52,7 @@ __global__ void k_bar_basic(uint32_t* out) {
 // three rounds; warps 2-3 spin a while first so the pairs arrive at different times.
 // ---------------------------------------------------------------------------------------------
 __global__ void k_bar_named(uint32_t* out, int delay) {
+  out += blockIdx.x * kBlockWords;
   __shared__ uint32_t s[128];
   const uint32_t t = threadIdx.x, warp = t / 32;
   if (warp >= 2) {
@@ -76,6 +81,7 @@ __global__ void k_bar_named(uint32_t* out, int delay) {
 // ---------------------------------------------------------------------------------------------
 constexpr int kPcRounds = 8;
 __global__ void k_producer_consumer(uint32_t* out) {
+  out += blockIdx.x * kBlockWords;
   __shared__ uint32_t buf[32];
   const uint32_t t = threadIdx.x, lane = t % 32;
   if (t < 32) {
@@ -119,6 +125,7 @@ __host__ __device__ inline bool red_pred(int k, uint32_t t) {
 // [4] bar.red.and.pred, [5] bar.red.or.pred with the negated predicate.
 constexpr int kRedOuts = 6;
 __global__ void k_bar_red(uint32_t* out) {
+  out += blockIdx.x * kBlockWords;
   const uint32_t t = threadIdx.x;
   for (int k = 0; k < kNumRedPreds; ++k) {
     const int p = red_pred(k, t);
@@ -197,6 +204,7 @@ __global__ void k_bar_red_named(uint32_t* out) {
 // barrier.sync (not .aligned) reached from two different branches within each warp.
 // ---------------------------------------------------------------------------------------------
 __global__ void k_bar_divergent(uint32_t* out) {
+  out += blockIdx.x * kBlockWords;
   __shared__ uint32_t s[64];
   const uint32_t t = threadIdx.x;
   uint32_t r;
@@ -212,6 +220,16 @@ __global__ void k_bar_divergent(uint32_t* out) {
   out[t] = r;
 }
 
+// Every block's slice of d_out holds the same first `words` words as block 0's.
+void check_blocks_agree(const char* name, const uint32_t* d_out, size_t words, int blocks) {
+  std::vector<uint32_t> all(size_t(blocks) * kBlockWords);
+  CUDA_CHECK(cudaMemcpy(all.data(), d_out, all.size() * 4, cudaMemcpyDeviceToHost));
+  for (int b = 1; b < blocks; ++b)
+    for (size_t i = 0; i < words; ++i)
+      conf_check(name, conf_fmt("block %d word %zu (as block 0)", b, i), all[b * kBlockWords + i],
+                 all[i]);
+}
+
 void test_barriers() {
   uint32_t* d_out;
   CUDA_CHECK(cudaMalloc(&d_out, 64 * 1024));
@@ -225,6 +243,7 @@ void test_barriers() {
     for (uint32_t t = 0; t < static_cast<uint32_t>(kBasicThreads); ++t)
       conf_check("bar.sync 0 (100 threads)", conf_fmt("round %d thread %u", r, t),
                  g[r * kBasicThreads + t], mix((t * 7 + 3 + r) % kBasicThreads, r));
+  check_blocks_agree("bar.sync 0 (100 threads)", d_out, g.size(), 3);
 
   k_bar_named<<<2, 128>>>(d_out, 20000);
   CUDA_CHECK(cudaGetLastError());
@@ -235,6 +254,7 @@ void test_barriers() {
     for (uint32_t t = 0; t < 128; ++t)
       conf_check(t < 64 ? "bar.sync 1, 64 (warps 0-1)" : "bar.sync 2, 64 (warps 2-3)",
                  conf_fmt("round %d thread %u", r, t), g[r * 128 + t], mix((t ^ 32) + 1000, r));
+  check_blocks_agree("bar.sync 1, 64 / bar.sync 2, 64", d_out, g.size(), 2);
 
   k_producer_consumer<<<2, 64>>>(d_out);
   CUDA_CHECK(cudaGetLastError());
@@ -247,6 +267,7 @@ void test_barriers() {
     conf_check("bar.arrive/bar.sync producer-consumer", conf_fmt("consumer lane %u", lane), g[lane],
                acc);
   }
+  check_blocks_agree("bar.arrive/bar.sync producer-consumer", d_out, 32, 2);
 
   k_bar_red<<<2, kBasicThreads>>>(d_out);
   CUDA_CHECK(cudaGetLastError());
@@ -266,6 +287,7 @@ void test_barriers() {
         conf_check(red_names[i], conf_fmt("pattern %d thread %u", k, t),
                    g[(k * kRedOuts + i) * n + t], e[i]);
   }
+  check_blocks_agree("bar.red", d_out, g.size(), 2);
 
   k_bar_red_named<<<1, 128>>>(d_out);
   CUDA_CHECK(cudaGetLastError());
@@ -295,6 +317,7 @@ void test_barriers() {
     conf_check("barrier.sync 0 from two branches of a warp", conf_fmt("thread %u", t), g[t],
                (t & 1) ? so * 2 : so + 1000);
   }
+  check_blocks_agree("barrier.sync 0 from two branches of a warp", d_out, 64, 2);
   CUDA_CHECK(cudaFree(d_out));
 }
 

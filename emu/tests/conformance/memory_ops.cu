@@ -299,7 +299,9 @@ uint32_t host_dyn_value(uint32_t i) {
 
 // out[t]: static array read reversed; out[256 + t]: the dynamic words read at a stride;
 // out[512]: %dynamic_smem_size; out[513]: dynamic words that differ from what was written.
+// Each of the two blocks writes its own copy of the results (out + 514 * blockIdx.x).
 __global__ void k_shared(uint32_t* out, uint32_t dyn_words) {
+  out += 514 * blockIdx.x;
   __shared__ uint32_t st_s[256];
   extern __shared__ uint32_t dyn[];
   const uint32_t t = threadIdx.x;
@@ -321,18 +323,21 @@ __global__ void k_shared(uint32_t* out, uint32_t dyn_words) {
 
 void test_shared() {
   uint32_t* d_out;
-  CUDA_CHECK(cudaMalloc(&d_out, 514 * 4));
+  CUDA_CHECK(cudaMalloc(&d_out, 2 * 514 * 4));
   const uint32_t sizes[2] = {5000, 100 * 1024};  // the second needs the opt-in attribute
   CUDA_CHECK(
       cudaFuncSetAttribute(k_shared, cudaFuncAttributeMaxDynamicSharedMemorySize, 100 * 1024));
   for (uint32_t bytes : sizes) {
     const uint32_t words = bytes / 4;
-    CUDA_CHECK(cudaMemset(d_out, 0xff, 514 * 4));
+    CUDA_CHECK(cudaMemset(d_out, 0xff, 2 * 514 * 4));
     k_shared<<<2, 256, bytes>>>(d_out, words);
     CUDA_CHECK(cudaGetLastError());
     CUDA_CHECK(cudaDeviceSynchronize());
-    std::vector<uint32_t> g(514);
+    std::vector<uint32_t> g(2 * 514);
     CUDA_CHECK(cudaMemcpy(g.data(), d_out, g.size() * 4, cudaMemcpyDeviceToHost));
+    for (uint32_t i = 0; i < 514; ++i)
+      conf_check("k_shared: block 1 as block 0", conf_fmt("%u dynamic bytes, word %u", bytes, i),
+                 g[514 + i], g[i]);
     for (uint32_t t = 0; t < 256; ++t) {
       conf_check("static __shared__", conf_fmt("%u dynamic bytes, thread %u", bytes, t), g[t],
                  (255 - t) * 7 + 1);
@@ -527,7 +532,7 @@ __global__ void k_const(const int* idx, int* out, double* outd) {
 // Reads every initialized __device__ variable into out64 (as raw words), then adds to g_counter.
 __global__ void k_device_globals(unsigned long long* out64) {
   const int t = threadIdx.x;
-  if (t == 0) {
+  if (t == 0 && blockIdx.x == 0) {  // one writer; both blocks add to the counter below
     int n = 0;
     for (int i = 0; i < 6; ++i) out64[n++] = static_cast<unsigned int>(g_arr[i]);
     out64[n++] = g_u64;

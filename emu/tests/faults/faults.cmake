@@ -8,14 +8,22 @@
 
 set(fault_dir ${CMAKE_CURRENT_SOURCE_DIR})
 
-# The line number of the PLANTED marker in NAME.cu.
+# The line number of the PLANTED marker in NAME.cu (or of another MARKER: PARTNER marks the
+# earlier access of a race; without one, it is the PLANTED line).
 function(fault_marker_line out name)
+  set(marker PLANTED)
+  if(ARGC GREATER 2)
+    set(marker ${ARGV2})
+  endif()
   set(src ${fault_dir}/${name}.cu)
   set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${src})
   file(READ ${src} text)
-  string(FIND "${text}" "PLANTED" pos)
+  string(FIND "${text}" "${marker}" pos)
+  if(pos LESS 0 AND marker STREQUAL "PARTNER")
+    string(FIND "${text}" "PLANTED" pos)
+  endif()
   if(pos LESS 0)
-    message(FATAL_ERROR "${name}.cu has no PLANTED marker")
+    message(FATAL_ERROR "${name}.cu has no ${marker} marker")
   endif()
   string(SUBSTRING "${text}" 0 ${pos} before)
   string(REGEX REPLACE "[^\n]" "" newlines "${before}")
@@ -31,7 +39,7 @@ function(fault_fixed name)
            COMMAND ${CMAKE_COMMAND} -DEXPECT=0 "-DMATCH=^${name} --fixed: ok\n" -P ${GPU100_CHECK_EXIT}
                    -- $<TARGET_FILE:fault_${name}> --fixed)
   set_tests_properties(emu.fault.${name}.fixed PROPERTIES LABELS emu TIMEOUT 120
-                       ENVIRONMENT "LD_LIBRARY_PATH=${GPU100_EMU_LIB_DIR}")
+                       ENVIRONMENT "LD_LIBRARY_PATH=${GPU100_EMU_LIB_DIR};GPU100_EMU_CHECK=all")
 endfunction()
 
 # A fault inside a kernel. The emulator's explanation must come first and be complete:
@@ -45,6 +53,10 @@ endfunction()
 function(fault_kernel name)
   cmake_parse_arguments(PARSE_ARGV 1 F "FIXED" "KERNEL;BLOCK;THREAD;INST;WHAT;ERROR;REPORT" "")
   fault_marker_line(line ${name})
+  if(F_WHAT MATCHES "@PARTNER@")
+    fault_marker_line(partner ${name} PARTNER)
+    string(REPLACE "@PARTNER@" "${partner}" F_WHAT "${F_WHAT}")
+  endif()
   set(re "^gpu100 emulator: kernel _Z[0-9]+${F_KERNEL}[A-Za-z0-9_]*, ")
   string(APPEND re "block \\(${F_BLOCK}\\) thread \\(${F_THREAD}\\), ")
   string(APPEND re "'${F_INST}[^']*' at ([^\n]*[ (])?${name}\\.cu:${line}([^0-9][^\n]*)?: ${F_WHAT}")
@@ -212,6 +224,63 @@ fault_fixed(double_free)
 gpu100_emu_fault(memcpy_overrun
   "^gpu100 emulator: cudaMemcpy: a device range is not inside one allocation \\(0 bytes into a cudaMalloc allocation of 4000 bytes at 0x[0-9a-f]+, access runs past its end\\)\nmemcpy_overrun: cudaErrorInvalidValue \\(")
 fault_fixed(memcpy_overrun)
+
+# --- the checks (GPU100_EMU_CHECK): racecheck, initcheck, synccheck, leaks ----------------------
+# Races and uninitialized reads do not stop a kernel: the launch runs to its end, and then the
+# emulator prints one line per pair of instructions (per instruction for a read), the first one
+# found first, and fails the launch with cudaErrorLaunchFailure. The regex names that first line,
+# the earlier access of a race by its own marker (@PARTNER@), and lets the other lines pass.
+function(fault_check name)
+  cmake_parse_arguments(PARSE_ARGV 1 F "" "KERNEL;BLOCK;THREAD;INST;WHAT" "")
+  fault_kernel(${name} KERNEL ${F_KERNEL} BLOCK "${F_BLOCK}" THREAD "${F_THREAD}" INST "${F_INST}"
+    WHAT "${F_WHAT} \\([0-9]+ times? in this launch\\)" ERROR cudaErrorLaunchFailure
+    REPORT "(gpu100 emulator: [^\n]*\n)*gpu100 emulator: kernel [^\n]*: the checks found [^\n]*\n${name}: cudaErrorLaunchFailure \\(" FIXED)
+endfunction()
+
+set(unordered "with no barrier, __syncwarp or release/acquire ordering them")
+
+# Warp-synchronous code without __syncwarp: lanes of one warp are not ordered by running together.
+fault_check(race_warp_reduce KERNEL k_block_sums BLOCK "0,0,0" THREAD "0,0,0"
+  INST "ld\\.volatile\\.shared\\.[bsu]32 "
+  WHAT "race on shared memory at address 0x40: this read of 4 bytes and an earlier write by block \\(0,0,0\\) thread \\(16,0,0\\), 'st\\.volatile\\.shared\\.[bsu]32 [^']*' at ([^\n]*[ (])?race_warp_reduce\\.cu:@PARTNER@([^0-9,][^,]*)?, ${unordered}")
+# Blocks of one launch are ordered by nothing but atomics and fences.
+fault_check(race_global_blocks KERNEL k_total BLOCK "[1-9],0,0" THREAD "0,0,0"
+  INST "ld\\.global\\.[bsu]32 "
+  WHAT "race on global memory at address 0x[0-9a-f]+ \\(0 bytes into a cudaMalloc allocation of 4 bytes at 0x[0-9a-f]+\\): this read of 4 bytes and an earlier write by block \\(0,0,0\\) thread \\(0,0,0\\), 'st\\.global\\.[bsu]32 [^']*' at ([^\n]*[ (])?race_global_blocks\\.cu:@PARTNER@([^0-9,][^,]*)?, ${unordered}")
+# A store published by an atomic without the fence between them.
+fault_check(race_missing_fence KERNEL k_sum BLOCK "[1-9],0,0" THREAD "0,0,0"
+  INST "ld\\.global\\.[bsu]32 "
+  WHAT "race on global memory at address 0x[0-9a-f]+ \\(0 bytes into a cudaMalloc allocation of 24 bytes at 0x[0-9a-f]+\\): this read of 4 bytes and an earlier write by block \\(0,0,0\\) thread \\(0,0,0\\), 'st\\.global\\.[bsu]32 [^']*' at ([^\n]*[ (])?race_missing_fence\\.cu:@PARTNER@([^0-9,][^,]*)?, ${unordered}")
+fault_check(init_shared KERNEL k_diff BLOCK "0,0,0" THREAD "127,0,0"
+  INST "ld\\.shared\\.f32 "
+  WHAT "uninitialized shared memory read of 4 bytes at address 0x200: 4 of them written by no thread of the block before")
+fault_check(init_global KERNEL k_accumulate BLOCK "0,0,0" THREAD "0,0,0"
+  INST "ld\\.global\\.f32 "
+  WHAT "uninitialized global memory read of 4 bytes at address 0x[0-9a-f]+ \\(0 bytes into a cudaMalloc allocation of 4000 bytes at 0x[0-9a-f]+\\): 4 of them not written since the allocation \\(by a copy, a memset or a kernel\\)")
+fault_check(init_partial KERNEL k_sum_words BLOCK "0,0,0" THREAD "15,0,0"
+  INST "ld\\.global(\\.nc)?\\.[bsu]32 "
+  WHAT "uninitialized global memory read of 4 bytes at address 0x[0-9a-f]+ \\(60 bytes into a cudaMalloc allocation of 64 bytes at 0x[0-9a-f]+\\): 1 of them not written since the allocation \\(by a copy, a memset or a kernel\\)")
+# synccheck: stopped where it happens, like the barrier errors above.
+fault_kernel(sync_mask_disagree KERNEL k_half_max BLOCK "0,0,0" THREAD "16,0,0"
+  INST "shfl\\.sync\\.bfly\\.b32 "
+  WHAT "the member masks of one collective disagree: this thread gives 0xffffffff while thread \\(0,0,0\\), which one of the two masks names, gives 0x0000ffff"
+  ERROR cudaErrorIllegalInstruction FIXED)
+fault_kernel(sync_syncthreads_warps KERNEL k_mirror BLOCK "0,0,0" THREAD "32,0,0"
+  INST "(bar|barrier)\\.sync 0"
+  WHAT "barrier 0 of the whole block \\(no thread count, as __syncthreads\\) reached at different instructions: here and by block \\(0,0,0\\) thread \\(0,0,0\\) at '(bar|barrier)\\.sync 0;' at ([^\n]*[ (])?sync_syncthreads_warps\\.cu:@PARTNER@[^0-9]"
+  ERROR cudaErrorIllegalInstruction FIXED)
+# leaks: reported at exit; a failure (exit status 1) only with leaks-fail.
+set(leak_report "^leak: two buffers left allocated\ngpu100 emulator: leak: 2 device allocations \\(5096 bytes\\) not freed at exit:\ngpu100 emulator:   4096 bytes at 0x[0-9a-f]+ \\(device allocation number 1\\)\ngpu100 emulator:   1000 bytes at 0x[0-9a-f]+ \\(device allocation number 2\\)\n$")
+gpu100_emu_fault(leak "${leak_report}")
+set_tests_properties(emu.fault.leak PROPERTIES ENVIRONMENT "LD_LIBRARY_PATH=${GPU100_EMU_LIB_DIR};GPU100_EMU_CHECK=all,leaks-fail")
+add_test(NAME emu.fault.leak.report
+         COMMAND ${CMAKE_COMMAND} -DEXPECT=0 "-DMATCH=${leak_report}" -P ${GPU100_CHECK_EXIT} -- $<TARGET_FILE:fault_leak>)
+set_tests_properties(emu.fault.leak.report PROPERTIES LABELS emu TIMEOUT 120
+                     ENVIRONMENT "LD_LIBRARY_PATH=${GPU100_EMU_LIB_DIR};GPU100_EMU_CHECK=all")
+add_test(NAME emu.fault.leak.fixed
+         COMMAND ${CMAKE_COMMAND} -DEXPECT=0 "-DMATCH=^leak --fixed: ok\n$" -P ${GPU100_CHECK_EXIT} -- $<TARGET_FILE:fault_leak> --fixed)
+set_tests_properties(emu.fault.leak.fixed PROPERTIES LABELS emu TIMEOUT 120
+                     ENVIRONMENT "LD_LIBRARY_PATH=${GPU100_EMU_LIB_DIR};GPU100_EMU_CHECK=all,leaks-fail")
 
 # The block and thread each regex names are the first to fault under the emulator's default,
 # in-order schedule; a seeded random schedule (GPU100_EMU_SCHEDULE=random:N) can let another

@@ -1,0 +1,93 @@
+// The emulator's checks (GPU100_EMU_CHECK): racecheck, initcheck, synccheck and leaks.
+//
+// Executors call the hooks below; everything the checks keep (happens-before clocks per thread,
+// shadow state per 4-byte granule of memory, the findings of a launch) lives in sanitizer.cpp.
+// With the checks off, every hook is one predictable branch.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "emu.h"
+
+namespace emu {
+
+struct Exec;
+struct Block;
+struct Launch;
+struct Allocation;
+
+namespace san {
+
+// The selected checks.
+enum Check : uint32_t {
+  kRace = 1u << 0,
+  kInit = 1u << 1,
+  kSync = 1u << 2,
+  kLeaks = 1u << 3,      // report device allocations alive at exit
+  kLeaksFail = 1u << 4,  // ... and make the process exit with status 1 when there are any
+};
+extern uint32_t g_checks;
+extern bool g_mem;  // race or init: memory accesses are tracked
+
+// Memory semantics of ld/st/atom/red, kept in the high bits of Inst::flags (the memory handlers
+// use no other flags), and the direction of an access.
+enum : uint32_t {
+  kRead = 1u << 0,
+  kWrite = 1u << 1,
+  kStrong = 1u << 24,   // .volatile, .relaxed, .acquire, .release, atom, red: morally strong
+  kAtomic = 1u << 25,   // atom, red
+  kAcquire = 1u << 26,  // ld.acquire, atom.acquire/.acq_rel
+  kRelease = 1u << 27,  // st.release, atom/red.release/.acq_rel
+  kCta = 1u << 28,      // .cta scope: strong toward the threads of the same block only
+  kSemMask = kStrong | kAtomic | kAcquire | kRelease | kCta,
+};
+// The semantics bits of a memory instruction, from its modifiers ("relaxed", "gpu", ...).
+uint32_t decode_semantics(const std::string& opcode, const std::vector<std::string>& mods);
+
+// --- memory accesses (one lane) ---------------------------------------------------------------
+// `kind`: kRead and/or kWrite, with the instruction's semantics bits. The address has passed the
+// executor's bounds checks. `pc` is the instruction to name in a report (cp.async lands at its
+// wait_group, but the copy is the cp.async's).
+void access(Exec& x, uint32_t pc, Space space, uint64_t a, uint32_t size, int lane, uint32_t kind);
+
+// --- synchronization ----------------------------------------------------------------------------
+void fence(Exec& x, uint32_t mask);        // membar / fence.sc / fence.acq_rel
+void warp_sync(Exec& x, uint32_t mask);    // bar.warp.sync completing among `mask`
+// Lanes `mask` of x's warp arrive at barrier `id` (bar.arrive when `arrive_only`); `count` is the
+// instruction's thread count, 0 when it names none (the whole block).
+void bar_arrive(Exec& x, uint32_t id, uint32_t count, uint32_t mask, bool arrive_only);
+void bar_release(Block& b, uint32_t id);   // the barrier's count is complete
+// A collective (shfl, vote, match, redux, bar.warp.sync) reached by `mask` of x's warp: lanes
+// whose member masks name each other must give the same mask (synccheck).
+void collective_arrive(Exec& x, uint32_t mask);
+
+// --- launches and blocks ------------------------------------------------------------------------
+void block_start(Block& b);
+// Brackets a launch: finish() prints the launch's findings and throws the Fault that fails it
+// when there are any; a launch stopped by a fault prints what was found before it.
+class LaunchScope {
+ public:
+  explicit LaunchScope(Launch& l);
+  ~LaunchScope();
+  void finish();
+
+ private:
+  bool finished_ = false;
+};
+
+// --- the runtime's memory -----------------------------------------------------------------------
+void on_device_alloc(uint64_t base, uint64_t bytes);           // cudaMalloc: starts uninitialized
+void on_release(Allocation& a);                                // any allocation leaving the table
+void on_host_write(const void* dst, uint64_t bytes);           // memset, host-to-device copy
+void on_copy(const void* dst, const void* src, uint64_t bytes);  // device-to-device copy
+
+}  // namespace san
+}  // namespace emu
+
+// The hooks as the executors write them: nothing is evaluated with the checks off.
+#define EMU_SAN_ACCESS(x, pc, space, a, size, lane, kind)                                      \
+  do {                                                                                         \
+    if (__builtin_expect(::emu::san::g_mem, 0))                                                \
+      ::emu::san::access((x), (pc), (space), (a), (size), (lane), (kind));                     \
+  } while (0)
