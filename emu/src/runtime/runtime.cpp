@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "exec/machine.h"
+#include "exec/metrics.h"
 #include "ptx/fatbin.h"
 
 using namespace emu;
@@ -775,6 +776,7 @@ static cudaError_t device_alloc(void** p, size_t bytes, const char* what) {
   // sees a value that cannot pass a check by accident.
   std::memset(q, 0xFF, bytes);
   memory().add(reinterpret_cast<uint64_t>(q), bytes, what);
+  metrics::device_alloc(bytes);
   *p = q;
   return cudaSuccess;
 }
@@ -784,10 +786,13 @@ cudaError_t cudaFree(void* p) {
   EMU_API_LOCK();
   EMU_STICKY();
   if (!p) return cudaSuccess;
+  const Allocation* a = memory().find(reinterpret_cast<uint64_t>(p), 1);
+  const uint64_t bytes = a && a->base == reinterpret_cast<uint64_t>(p) ? a->bytes : 0;
   if (!memory().remove(reinterpret_cast<uint64_t>(p))) {
     say("cudaFree: pointer was not returned by cudaMalloc");
     return set_error(cudaErrorInvalidValue);
   }
+  metrics::device_free(bytes);
   std::free(p);
   return cudaSuccess;
 }
@@ -1223,4 +1228,14 @@ extern "C" void gpu100_emu_stats(Gpu100EmuStats* out) {
   out->warp_instructions = s.warp_instructions;
   out->thread_instructions = s.thread_instructions;
   out->cpu_seconds = s.cpu_seconds;
+}
+
+// The launch metrics (include/gpu100_emu_metrics.h), for programs that look them up with dlsym.
+extern "C" void gpu100_emu_metrics(Gpu100EmuMetrics* out) {
+  EMU_API_LOCK();
+  if (out) metrics::read(out);
+}
+extern "C" void gpu100_emu_metrics_reset_peak(void) {
+  EMU_API_LOCK();
+  metrics::reset_peak();
 }
