@@ -20,6 +20,7 @@
  * The counters follow Nsight Compute's metrics where one exists, counted on the PTX the program
  * carries rather than on the SASS a GPU runs (emu/README.md, "Metrics", says where the two can
  * differ):
+ *   blocks                  the blocks of those launches (launch__grid_size, summed)
  *   warp_instructions       smsp__inst_executed (PTX instructions, each execution by a warp)
  *   thread_instructions     smsp__thread_inst_executed (the threads active at each of them,
  *                           predicated-off threads included)
@@ -52,7 +53,7 @@ typedef struct Gpu100EmuMetrics {
   /* The caller sets size to sizeof(Gpu100EmuMetrics) of its own copy of this header; the
    * emulator fills that many bytes (fields are only ever added at the end). */
   unsigned long long size;
-  unsigned long long launches;
+  unsigned long long launches, blocks;
   unsigned long long warp_instructions, thread_instructions;
   unsigned long long branches, divergent_branches;
   unsigned long long global_load_requests, global_load_sectors, global_load_ideal_sectors;
@@ -72,14 +73,15 @@ typedef void (*Gpu100EmuResetPeakFn)(void);
 
 /* The cumulative counters, in the order above (launches .. local_store_requests): X(name) for
  * each, to print them or to take the difference of two readings. */
-#define GPU100_EMU_METRICS_COUNTERS(X)                                                        \
-  X(launches) X(warp_instructions) X(thread_instructions) X(branches) X(divergent_branches)  \
-  X(global_load_requests) X(global_load_sectors) X(global_load_ideal_sectors)               \
-  X(global_store_requests) X(global_store_sectors) X(global_store_ideal_sectors)            \
-  X(shared_load_requests) X(shared_load_wavefronts) X(shared_load_ideal_wavefronts)         \
-  X(shared_store_requests) X(shared_store_wavefronts) X(shared_store_ideal_wavefronts)      \
-  X(global_atomic_requests) X(global_atomic_threads) X(shared_atomic_requests)              \
-  X(shared_atomic_threads) X(local_load_requests) X(local_store_requests)
+#define GPU100_EMU_METRICS_COUNTERS(X)                                                   \
+  X(launches) X(blocks) X(warp_instructions) X(thread_instructions) X(branches)          \
+  X(divergent_branches) X(global_load_requests) X(global_load_sectors)                 \
+  X(global_load_ideal_sectors) X(global_store_requests) X(global_store_sectors)        \
+  X(global_store_ideal_sectors) X(shared_load_requests) X(shared_load_wavefronts)      \
+  X(shared_load_ideal_wavefronts) X(shared_store_requests) X(shared_store_wavefronts)  \
+  X(shared_store_ideal_wavefronts) X(global_atomic_requests) X(global_atomic_threads)  \
+  X(shared_atomic_requests) X(shared_atomic_threads) X(local_load_requests)            \
+  X(local_store_requests)
 
 /* after -= before, for the cumulative counters; the byte counts keep after's values. */
 static inline void gpu100_emu_metrics_diff(Gpu100EmuMetrics* after, const Gpu100EmuMetrics* before) {

@@ -283,6 +283,7 @@ void read(Gpu100EmuMetrics* out) {
 LaunchRecord::LaunchRecord(const Launch& l) : l_(l), exceptions_(std::uncaught_exceptions()) {
   before_.size = sizeof before_;
   if (sink()) read(&before_);
+  g_counts.blocks += l.grid.count();
 }
 
 LaunchRecord::~LaunchRecord() {

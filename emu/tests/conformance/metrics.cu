@@ -136,6 +136,7 @@ void global_tests() {
   for (const Case& c : cases) {
     const Gpu100EmuMetrics m = measure([&] { c.kernel<<<kBlocks, kThreads>>>(in, out); });
     expect(c.name, "launches", m.launches, 1);
+    expect(c.name, "blocks", m.blocks, kBlocks);
     expect(c.name, "global_load_requests", m.global_load_requests, kWarps);
     expect(c.name, "global_load_sectors", m.global_load_sectors, kWarps * c.sectors);
     expect(c.name, "global_load_ideal_sectors", m.global_load_ideal_sectors, kWarps * c.ideal);
