@@ -107,7 +107,8 @@ def main():
                 return row[i]
         raise KeyError(f"no row {row_label!r} in {t['title']!r}")
 
-    scope = dict(names)
+    scope = {"__builtins__": {}}
+    scope.update(names)
     scope.update(column=column, cell=cell, problem=SimpleNamespace(**{
         identifier(k): v for k, v in report.get("problem", {}).items()}), gcd=math.gcd, all=all, any=any, zip=zip, sum=sum, min=min,
                  max=max, len=len, abs=abs, range=range)
@@ -115,7 +116,7 @@ def main():
     print(f"\nlesson checks on the emulated metrics ({', '.join(sorted(names))}):")
     for expr in args.asserts:
         try:
-            ok = bool(eval(expr, {"__builtins__": {}}, scope))
+            ok = bool(eval(expr, scope))
             error = None
         except Exception as e:  # a missing version or metric is a failed check
             ok, error = False, f"{type(e).__name__}: {e}"
