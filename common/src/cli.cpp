@@ -213,12 +213,15 @@ CheckResult Context::run_version(const std::string& name,
                                  bool flush_l2) {
   if (!want(name)) return CheckResult{};
   if (poison) poison();
+  const EmuMetricsScope counted;  // the checked run only, not the timed repeats
   launch(nullptr);
   CUDA_CHECK(cudaGetLastError());
   CUDA_CHECK(cudaDeviceSynchronize());
+  const std::optional<EmuMetrics> metrics = counted.take();
   const CheckResult result = check();
   const Stats t = bench(launch, flush_l2);
   report_.add(name, t, report_.rate(work, t.median_ms), result);
+  if (metrics) report_.metrics(name, *metrics);
   return result;
 }
 
