@@ -67,13 +67,21 @@ void Report::limit(const std::string& kind, double value, const std::string& lab
   limit_label_ = label;
 }
 void Report::baseline(const std::string& name, const Stats& time, double rate) {
-  baseline_ = VersionResult{name, time, rate, {}, {}};
+  baseline_ = VersionResult{name, time, rate, {}, {}, {}};
 }
 void Report::add(const std::string& name, const Stats& time, double rate, const CheckResult& c) {
-  versions_.push_back(VersionResult{name, time, rate, c, {}});
+  versions_.push_back(VersionResult{name, time, rate, c, {}, {}});
 }
 void Report::add_check(const std::string& name, const CheckResult& c) {
-  versions_.push_back(VersionResult{name, Stats{}, 0.0, c, {}});
+  versions_.push_back(VersionResult{name, Stats{}, 0.0, c, {}, {}});
+}
+void Report::metrics(const std::string& name, const EmuMetrics& m) {
+  for (auto v = versions_.rbegin(); v != versions_.rend(); ++v)
+    if (v->name == name) {
+      v->metrics = m;
+      return;
+    }
+  throw std::logic_error("Report::metrics: no version named " + name);
 }
 namespace {
 VersionResult not_run_result(const std::string& name, const std::string& why) {
@@ -167,7 +175,14 @@ void Report::print() const {
   const bool have_limit = limit_value_ > 0 && !emulated_;
   const bool have_base = baseline_ && baseline_->rate > 0 && !emulated_;
   Table t;
-  if (emulated_)
+  // Under the emulator the versions' metrics take the place of its CPU times, where it has them.
+  const bool have_metrics =
+      emulated_ && std::any_of(versions_.begin(), versions_.end(),
+                               [](const VersionResult& v) { return v.metrics.has_value(); });
+  if (have_metrics) {
+    t.columns = {"version"};
+    for (const auto& c : emu_metric_columns()) t.columns.push_back(c);
+  } else if (emulated_)
     t.columns = {"version", "emulator ms"};
   else
     t.columns = {"version", "median ms", "min ms", "max ms", unit_};
@@ -178,7 +193,9 @@ void Report::print() const {
   auto row = [&](const VersionResult& v, bool is_base) {
     std::vector<Cell> r;
     r.push_back(is_base ? "[baseline] " + v.name : v.name);
-    if (emulated_) {
+    if (have_metrics) {
+      for (auto& cell : emu_metric_cells(v.metrics)) r.push_back(std::move(cell));
+    } else if (emulated_) {
       r.push_back(v.time.valid() ? num(v.time.median_ms) : "-");
     } else if (v.time.valid()) {
       r.push_back(num(v.time.median_ms));
@@ -240,6 +257,7 @@ void Report::print() const {
       if (v.not_run == why) names.push_back(v.name);
     fmt::print("NOT RUN: {}: {}\n", fmt::join(names, ", "), why);
   }
+  if (have_metrics) fmt::print("note: {}\n", emu_metric_legend());
   for (const auto& n : notes_) fmt::print("note: {}\n", n);
   for (const auto& tab : tables_) {
     if (!emulated_) {
@@ -327,6 +345,11 @@ std::string Report::json(const DeviceInfo* device) const {
     x["rel_err"] = jnum(v.check.rel_err);
     x["max_abs_err"] = jnum(v.check.max_abs_err);
     x["check"] = v.check.describe();
+    if (v.metrics) {
+      J m = J::object();
+      for (const auto& [key, value] : emu_metric_fields(*v.metrics)) m[key] = value;
+      x["metrics"] = m;
+    }
     versions.push_back(x);
   }
   j["versions"] = versions;

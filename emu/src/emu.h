@@ -146,6 +146,7 @@ struct Inst {
   uint32_t target = 0;       // branch target pc / callee index
   uint32_t aux = 0;          // family specific
   uint8_t member_op = 0xFF;  // collectives: operand holding the member mask (0xFF: the active lanes)
+  uint8_t metric = 0;        // what the launch metrics count it as (exec/metrics.h)
   int32_t src = -1;          // index into Kernel::source (for messages)
 };
 

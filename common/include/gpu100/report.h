@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "gpu100/bench.h"
+#include "gpu100/emu_metrics.h"
 #include "gpu100/verify.h"
 
 namespace gpu100 {
@@ -40,6 +41,7 @@ struct VersionResult {
   double rate = 0;       // in the report's unit
   CheckResult check;
   std::string not_run;   // why it was not run (NOT RUN: neither pass nor fail); empty: it ran
+  std::optional<EmuMetrics> metrics;  // under the emulator: what its checked run did
   bool ran() const { return not_run.empty(); }
 };
 
@@ -77,6 +79,9 @@ class Report {
   void add(const std::string& name, const Stats& time, double rate, const CheckResult& check);
   // A version that is checked but not timed (property tables, device queries).
   void add_check(const std::string& name, const CheckResult& check);
+  // The emulated metrics of the version last added under that name (its checked run): shown in
+  // the table in place of the emulator's times, and in the JSON.
+  void metrics(const std::string& name, const EmuMetrics& m);
   // A version, or the baseline, that could not run here, and why: shown as NOT RUN, which is
   // neither a pass nor a failure (see Outcome).
   void not_run(const std::string& name, const std::string& why);

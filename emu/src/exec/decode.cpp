@@ -4,6 +4,7 @@
 #include <functional>
 #include <set>
 
+#include "exec/metrics.h"
 #include "exec/ops.h"
 
 namespace emu {
@@ -311,6 +312,7 @@ void decode_function(Module& m, Kernel& k, const PFunc& f, bool is_entry) {
           d.fail(p, e.what());
         }
         if (!ok) d.fail(p, "instruction not supported by the emulator");
+        in.metric = metrics::classify(p, in);
         k.code.push_back(in);
         break;
       }

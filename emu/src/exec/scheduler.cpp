@@ -15,6 +15,7 @@
 #include <random>
 #include <time.h>
 
+#include "exec/metrics.h"
 #include "exec/ops.h"
 #include "exec/sanitizer.h"
 
@@ -226,6 +227,7 @@ void complete_collectives(Exec& x, Warp& w, const Inst* code) {
     const uint32_t needed = member & w.valid & ~w.exited;
     if (needed & ~group) continue;
     x.pc = pc;
+    if (code[pc].metric) metrics::memory(x, code[pc], group);
     if (code[pc].fn) code[pc].fn(x, code[pc], group);
     w.parked &= ~group;
     for (uint32_t g = group; g; g &= g - 1) w.pc[__builtin_ctz(g)] = pc + 1;
@@ -295,10 +297,14 @@ uint64_t run_warp(Sched& s, Block& b, Warp& w, uint64_t budget) {
       }
       switch (in.ctl) {
         case Ctl::normal:
-          if (active) in.fn(x, in, active);
+          if (active) {
+            if (in.metric) metrics::memory(x, in, active);
+            in.fn(x, in, active);
+          }
           ++pc;
           break;
         case Ctl::bra:
+          metrics::branch(active, mask);
           if (active == mask) {
             pc = in.target;
           } else if (active) {
@@ -492,6 +498,7 @@ uint64_t run_warp(Sched& s, Block& b, Warp& w, uint64_t budget) {
                 waiting |= 1u << lane;
             }
             if ((needed & ~(group | waiting)) == 0) {
+              if (in.metric) metrics::memory(x, in, group | waiting);
               if (in.fn) in.fn(x, in, group | waiting);
               w.parked &= ~waiting;
               advanced |= group;
@@ -618,6 +625,7 @@ void run_blocks(Launch& l);
 }
 
 void run_launch(Launch& l) {
+  const metrics::LaunchRecord record(l);  // declared first: it reads what Account adds up
   Stats& st = stats();
   const double t0 = thread_cpu_seconds();
   const uint64_t c0 = g_clock, i0 = g_thread_instructions;

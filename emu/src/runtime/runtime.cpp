@@ -21,6 +21,7 @@
 
 #include "exec/machine.h"
 #include "exec/sanitizer.h"
+#include "exec/metrics.h"
 #include "ptx/fatbin.h"
 
 using namespace emu;
@@ -784,6 +785,7 @@ static cudaError_t device_alloc(void** p, size_t bytes, const char* what) {
   std::memset(q, 0xFF, bytes);
   memory().add(reinterpret_cast<uint64_t>(q), bytes, what);
   san::on_device_alloc(reinterpret_cast<uint64_t>(q), bytes);
+  metrics::device_alloc(bytes);
   *p = q;
   return cudaSuccess;
 }
@@ -793,10 +795,13 @@ cudaError_t cudaFree(void* p) {
   EMU_API_LOCK();
   EMU_STICKY();
   if (!p) return cudaSuccess;
+  const Allocation* a = memory().find(reinterpret_cast<uint64_t>(p), 1);
+  const uint64_t bytes = a && a->base == reinterpret_cast<uint64_t>(p) ? a->bytes : 0;
   if (!memory().remove(reinterpret_cast<uint64_t>(p))) {
     say("cudaFree: pointer was not returned by cudaMalloc");
     return set_error(cudaErrorInvalidValue);
   }
+  metrics::device_free(bytes);
   std::free(p);
   return cudaSuccess;
 }
@@ -1237,4 +1242,14 @@ extern "C" void gpu100_emu_stats(Gpu100EmuStats* out) {
   out->warp_instructions = s.warp_instructions;
   out->thread_instructions = s.thread_instructions;
   out->cpu_seconds = s.cpu_seconds;
+}
+
+// The launch metrics (include/gpu100_emu_metrics.h), for programs that look them up with dlsym.
+extern "C" void gpu100_emu_metrics(Gpu100EmuMetrics* out) {
+  EMU_API_LOCK();
+  if (out) metrics::read(out);
+}
+extern "C" void gpu100_emu_metrics_reset_peak(void) {
+  EMU_API_LOCK();
+  metrics::reset_peak();
 }
