@@ -17,7 +17,7 @@ tables are there too: column("stride sweep", "stride (words)") is the list of nu
 column of that name of the first table whose title starts with "stride sweep", and
 cell("wavefronts", "all, per warp per k-tile", "linear") the number in that column of the row
 whose first cell is that text. problem.n is the report's problem size n (any key of "problem").
-gcd, all, any, zip, sum, min, max, len, abs and range are available.
+gcd, all, any, zip, sum, min, max, len, abs, range and list are available.
 
 Every expression is evaluated, and for each one that is false the values it read are printed.
 The exit code is 0 only if the program passed, ran emulated, and every expression is true.
@@ -94,24 +94,27 @@ def main():
                 return t
         raise KeyError(f"no table titled {title!r}")
 
+    def whole(x):  # the JSON keeps table numbers as doubles; counts read back as ints
+        return int(x) if isinstance(x, float) and x.is_integer() else x
+
     def column(title, name):
         t = table(title)
         i = t["columns"].index(name)
-        return [row[i] for row in t["rows"]]
+        return [whole(row[i]) for row in t["rows"]]
 
     def cell(title, row_label, name):
         t = table(title)
         i = t["columns"].index(name)
         for row in t["rows"]:
-            if row[0] == row_label:
-                return row[i]
+            if whole(row[0]) == row_label:
+                return whole(row[i])
         raise KeyError(f"no row {row_label!r} in {t['title']!r}")
 
     scope = {"__builtins__": {}}
     scope.update(names)
-    scope.update(column=column, cell=cell, problem=SimpleNamespace(**{
-        identifier(k): v for k, v in report.get("problem", {}).items()}), gcd=math.gcd, all=all, any=any, zip=zip, sum=sum, min=min,
-                 max=max, len=len, abs=abs, range=range)
+    problem = SimpleNamespace(**{identifier(k): v for k, v in report.get("problem", {}).items()})
+    scope.update(column=column, cell=cell, problem=problem, gcd=math.gcd, all=all, any=any,
+                 zip=zip, sum=sum, min=min, max=max, len=len, abs=abs, range=range, list=list)
     failures = 0
     print(f"\nlesson checks on the emulated metrics ({', '.join(sorted(names))}):")
     for expr in args.asserts:

@@ -13,7 +13,8 @@
 //                  a scattered subset of each warp's lanes works, and the modulo is slow.
 //   strided_index  2 the same pairs, but thread tid handles pair 2*stride*tid: active threads
 //                  are contiguous, so whole warps retire, but the strided shared-memory
-//                  addresses now hit the same banks (2-, 4-, ... 32-way conflicts).
+//                  addresses now hit the same banks: 2-, 4- and 8-way conflicts (the working
+//                  lanes thin out as the stride grows, so no level is worse than 8-way).
 //   sequential     3 sequential addressing, s[tid] += s[tid + stride] with stride halving:
 //                  consecutive lanes touch consecutive words, no conflicts; but half the
 //                  threads are idle from the first step on.
@@ -85,7 +86,8 @@ __global__ void reduce_strided_index(const float* __restrict__ in, float* __rest
   __syncthreads();
   for (unsigned stride = 1; stride < blockDim.x; stride *= 2) {
     // Threads 0..blockDim/(2*stride)-1 work, so idle warps skip the step entirely. The price:
-    // lane k touches word 2*stride*k, and with stride 16 every lane of a warp hits bank 0.
+    // lane k touches word 2*stride*k, in bank (2*stride*k) % 32. At stride 4 the 32 lanes of
+    // warp 0 share 4 banks, 8 words each; at stride 16 the 8 lanes still working all hit bank 0.
     const unsigned index = 2 * stride * tid;
     if (index < blockDim.x) s[index] += s[index + stride];
     __syncthreads();
@@ -382,14 +384,17 @@ int main(int argc, char** argv) {
       };
       d_a.poison();
       d_b.poison();
+      const gpu100::EmuMetricsScope counted;  // under the emulator: what the checked run did
       launch(nullptr);
       CUDA_CHECK(cudaDeviceSynchronize());
+      const auto metrics = counted.take();
       float got = 0;
       CUDA_CHECK(cudaMemcpy(&got, result, sizeof(float), cudaMemcpyDeviceToHost));
       const auto check = gpu100::compare(
           &got, &ref, 1, exact ? gpu100::Tolerance::Exact() : gpu100::summation_tolerance(h, n));
       const auto t = ctx.bench(launch);
       report.add(v.name, t, gpu100::gbps(bytes, t.median_ms), check);
+      if (metrics) report.metrics(v.name, *metrics);
       // The relative error itself (an exact check's rel_err is the fraction of unequal values).
       bounds.add_row({v.name, int(passes.size()), h, tol, std::fabs(double(got) - ref) / ref});
     }

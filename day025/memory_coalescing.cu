@@ -256,14 +256,32 @@ int main(int argc, char** argv) {
         4.0 * double(n));
 
     // ---- sweeps -----------------------------------------------------------------------------
-    // One row: check the pattern once, then time it; a wrong sum anywhere fails the sweep.
+    // One row: check the pattern once, then time it; a wrong sum anywhere fails the sweep. Under
+    // the emulator, the checked run's counts are left in `counted`, and each row shows the
+    // sectors the emulator counted beside the model's.
+    std::optional<gpu100::EmuMetrics> counted;
     auto measure = [&](const Pattern& p, int64_t expected, gpu100::CheckResult& sweep_check) {
       d_partials.poison();
+      const gpu100::EmuMetricsScope scope;
       launch_pattern(p)(nullptr);
       CUDA_CHECK(cudaDeviceSynchronize());
+      counted = scope.take();
       const auto c = check_total(grid_strided, expected);
       sweep_check = sweep_check.checked ? gpu100::combine(sweep_check, c) : c;
       return ctx.bench(launch_pattern(p));
+    };
+    const bool emulated = ctx.device().emulated;
+    const std::vector<std::string> emulated_columns = {"model sectors", "emulated sectors",
+                                                       "emulated sectors/request"};
+    auto add_emulated = [&](std::vector<gpu100::Cell>& row, const Pattern& p) {
+      if (!emulated) return;
+      row.emplace_back((long long)sectors_requested(p));
+      if (!counted || counted->global_load_requests == 0) {
+        row.insert(row.end(), {"-", "-"});
+        return;
+      }
+      row.emplace_back(counted->global_load_sectors);
+      row.emplace_back(double(counted->global_load_sectors) / double(counted->global_load_requests));
     };
 
     if (ctx.want("stride_sweep")) {
@@ -275,15 +293,19 @@ int main(int argc, char** argv) {
           {"stride (words)", "ms", "useful GB/s", "sector GB/s (32 B sectors requested)",
            "% of copy (useful GB/s)", "% useful of sector bytes (model)"},
           {}};
+      if (emulated) t.columns.insert(t.columns.end(), emulated_columns.begin(), emulated_columns.end());
       gpu100::CheckResult check;
       for (int64_t s : strides) {
         const Pattern p = strided(s);
         const auto time = measure(p, ref.sum(p), check);
         const double useful = 4.0 * double(p.count), moved = 32.0 * double(sectors_requested(p));
-        t.add_row({(long long)s, time.median_ms, gpu100::gbps(useful, time.median_ms),
-                   gpu100::gbps(moved, time.median_ms),
-                   100.0 * gpu100::gbps(useful, time.median_ms) / copy_gbps,
-                   100.0 * useful / moved});
+        std::vector<gpu100::Cell> row{(long long)s, time.median_ms,
+                                      gpu100::gbps(useful, time.median_ms),
+                                      gpu100::gbps(moved, time.median_ms),
+                                      100.0 * gpu100::gbps(useful, time.median_ms) / copy_gbps,
+                                      100.0 * useful / moved};
+        add_emulated(row, p);
+        t.add_row(std::move(row));
       }
       report.table(std::move(t));
       report.add_check("stride_sweep", check);
@@ -305,16 +327,20 @@ int main(int argc, char** argv) {
           {"offset (words)", "ms", "useful GB/s", "sector GB/s (32 B sectors requested)",
            "% of copy (useful GB/s)", "model sectors/request"},
           {}};
+      if (emulated) t.columns.insert(t.columns.end(), emulated_columns.begin(), emulated_columns.end());
       const auto window = ref.window_sums(n - max_offset, max_offset);
       gpu100::CheckResult check;
       for (int64_t o : offsets) {
         const Pattern p{o, 1, n - max_offset};
         const auto time = measure(p, window[size_t(o)], check);
         const double useful = 4.0 * double(p.count), moved = 32.0 * double(sectors_requested(p));
-        t.add_row({(long long)o, time.median_ms, gpu100::gbps(useful, time.median_ms),
-                   gpu100::gbps(moved, time.median_ms),
-                   100.0 * gpu100::gbps(useful, time.median_ms) / copy_gbps,
-                   (long long)sectors_per_request(o, 1)});
+        std::vector<gpu100::Cell> row{(long long)o, time.median_ms,
+                                      gpu100::gbps(useful, time.median_ms),
+                                      gpu100::gbps(moved, time.median_ms),
+                                      100.0 * gpu100::gbps(useful, time.median_ms) / copy_gbps,
+                                      (long long)sectors_per_request(o, 1)};
+        add_emulated(row, p);
+        t.add_row(std::move(row));
       }
       report.table(std::move(t));
       report.add_check("offset_sweep", check);

@@ -217,12 +217,16 @@ int main(int argc, char** argv) {
         LAUNCH_CHECK();
       };
     };
-    // Upload a pattern, run `blocks` blocks once and compare every thread with the replay.
+    // Upload a pattern, run `blocks` blocks once and compare every thread with the replay. Under
+    // the emulator, what the run did is left in `counted`.
+    std::optional<gpu100::EmuMetrics> counted;
     auto run_checked = [&](const LaneWords& words, unsigned blocks) {
       d_words.upload(words.data(), 32);
       d_sums.poison();
+      const gpu100::EmuMetricsScope scope;
       launcher(blocks)(nullptr);
       CUDA_CHECK(cudaDeviceSynchronize());
+      counted = scope.take();
       const auto one = replay(data, words, trips32);
       std::vector<uint32_t> expected(size_t(blocks) * kThreads);
       for (size_t i = 0; i < expected.size(); ++i) expected[i] = one[i % kThreads];
@@ -243,6 +247,16 @@ int main(int argc, char** argv) {
       return samples[samples.size() / 2];
     };
 
+    // Under the emulator, the wavefronts per warp access that it counted in the last checked run
+    // (whose loads all follow one pattern): the model's conflict degree, counted independently.
+    const bool emulated = ctx.device().emulated;
+    auto emulated_wavefronts = [&]() -> gpu100::Cell {
+      if (!counted || counted->shared_load_requests == 0) return gpu100::Cell("-");
+      const unsigned long long wf = counted->shared_load_wavefronts, req = counted->shared_load_requests;
+      if (wf % req == 0) return gpu100::Cell(wf / req);
+      return gpu100::Cell(double(wf) / double(req));
+    };
+
     // ---- main versions: every SM, timed with events --------------------------------------
     const struct {
       const char* name;
@@ -260,6 +274,7 @@ int main(int argc, char** argv) {
         "tile layouts: one block of 32 warps on one SM (clock64)",
         {"layout", "measured cycles/access", "model cycles/access (conflict degree)"},
         {}};
+    if (emulated) layout_table.columns.push_back("emulated wavefronts/access");
     gpu100::CheckResult layout_check;
     auto merge = [](gpu100::CheckResult& into, const gpu100::CheckResult& c) {
       into = into.checked ? gpu100::combine(into, c) : c;
@@ -272,13 +287,17 @@ int main(int argc, char** argv) {
         const auto t = ctx.bench(launcher(grid), false);  // no DRAM traffic: no L2 flush
         const double rate = gpu100::gbps(bytes, t.median_ms);
         if (name == "tile_row") report.baseline("tile_row (conflict-free)", t, rate);
-        if (ctx.want(name))
+        if (ctx.want(name)) {
           report.add(name, t, rate, check);
-        else
+          if (counted) report.metrics(name, *counted);
+        } else {
           merge(layout_check, check);  // a baseline must be right too
+        }
       }
       merge(layout_check, run_checked(l.words, 1));
-      layout_table.add_row({l.layout, cycles_per_access(), conflict_degree(l.words)});
+      std::vector<gpu100::Cell> row{l.layout, cycles_per_access(), conflict_degree(l.words)};
+      if (emulated) row.push_back(emulated_wavefronts());
+      layout_table.add_row(std::move(row));
     }
     report.table(std::move(layout_table));
     report.add_check("layouts (one block)", layout_check);
@@ -298,12 +317,18 @@ int main(int argc, char** argv) {
            "swizzled cycles/access", "row-major model cycles/access (gcd(s,32))",
            "padded model cycles/access", "swizzled model cycles/access"},
           {}};
+      if (emulated)
+        for (const char* c : {"row-major emulated wavefronts/access",
+                              "padded emulated wavefronts/access",
+                              "swizzled emulated wavefronts/access"})
+          t.columns.push_back(c);
       gpu100::CheckResult check;
       for (int s : strides) {
-        std::vector<gpu100::Cell> measured{s}, model;
+        std::vector<gpu100::Cell> measured{s}, model, counted_wavefronts;
         for (Layout layout : {Layout::kRowMajor, Layout::kPadded, Layout::kSwizzled}) {
           const LaneWords words = stride_pattern(s, layout);
           merge(check, run_checked(words, 1));
+          counted_wavefronts.push_back(emulated_wavefronts());
           measured.emplace_back(cycles_per_access());
           model.emplace_back(conflict_degree(words));
         }
@@ -311,6 +336,8 @@ int main(int argc, char** argv) {
         if (conflict_degree(stride_pattern(s)) != std::gcd(s, 32))
           throw std::logic_error("conflict model disagrees with gcd(s, 32)");
         measured.insert(measured.end(), model.begin(), model.end());
+        if (emulated)
+          measured.insert(measured.end(), counted_wavefronts.begin(), counted_wavefronts.end());
         t.add_row(std::move(measured));
       }
       report.table(std::move(t));
