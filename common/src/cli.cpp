@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -29,20 +31,79 @@ std::string one_line(std::string s) {
 std::string gib(double bytes) { return fmt::format("{:.2f} GiB", bytes / (1024.0 * 1024 * 1024)); }
 }  // namespace
 
+// Every numeric option is read as the text typed and converted here, so that a value the
+// target type cannot hold is refused, quoting that text, instead of being saturated or wrapped
+// by the conversion (CLI11 turns 99999999999999999999999 into INT64_MAX and accepts -1 for an
+// unsigned seed).
+struct NumberOption {
+  std::string name;  // without the leading --
+  std::string text;  // as typed; empty when not given
+  CLI::Option* opt = nullptr;
+  // Converts text into the target; returns "" or the exit-2 message.
+  std::function<std::string(const std::string& text)> assign;
+};
+
+namespace {
+
+bool is_decimal_integer(const std::string& t) {
+  const size_t first = !t.empty() && t[0] == '-' ? 1 : 0;
+  if (t.size() == first) return false;
+  return std::all_of(t.begin() + std::ptrdiff_t(first), t.end(),
+                     [](char c) { return c >= '0' && c <= '9'; });
+}
+
+template <class T>
+std::string parse_integer(const std::string& name, const std::string& text, T lo, T hi, T& out) {
+  if (!is_decimal_integer(text))
+    return fmt::format("--{} expects a whole number, got '{}'", name, text);
+  T v{};
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  // A syntactically fine integer that does not convert is outside T (or negative for unsigned T).
+  if (ec != std::errc() || end != text.data() + text.size() || v < lo || v > hi)
+    return fmt::format("--{} must be between {} and {}, got '{}'", name, lo, hi, text);
+  out = v;
+  return "";
+}
+
+std::string parse_real(const std::string& name, const std::string& text, double lo, double hi,
+                       double& out) {
+  double v = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec == std::errc::invalid_argument || end != text.data() + text.size() || text.empty())
+    return fmt::format("--{} expects a number, got '{}'", name, text);
+  // Overflow and underflow (ec), inf and nan (not finite) are values a double cannot hold here.
+  if (ec != std::errc() || !std::isfinite(v) || v < lo || v > hi)
+    return fmt::format("--{} must be between {} and {}, got '{}'", name, lo, hi, text);
+  out = v;
+  return "";
+}
+
+}  // namespace
+
 struct SizeOption {
   std::string name;
   int64_t* target;
   int64_t quick;
-  int64_t max;
-  int64_t raw = 0;
-  CLI::Option* opt = nullptr;
+  NumberOption* number;
 };
 
 struct Cli::Impl {
   CLI::App app;
-  std::vector<std::unique_ptr<SizeOption>> sizes;
+  // Pointers stay valid: the options are created once, before parsing.
+  std::vector<std::unique_ptr<NumberOption>> numbers;
+  std::vector<SizeOption> sizes;
   std::vector<std::function<std::string()>> range_checks;
   int device = 0;
+
+  NumberOption& number(const std::string& name, const std::string& help,
+                       std::function<std::string(const std::string&)> assign) {
+    auto o = std::make_unique<NumberOption>();
+    o->name = name;
+    o->assign = std::move(assign);
+    o->opt = app.add_option("--" + name, o->text, help);
+    numbers.push_back(std::move(o));
+    return *numbers.back();
+  }
 };
 
 Cli::Cli(std::string description, std::string day, std::string topic, std::string source_hash)
@@ -55,42 +116,46 @@ Cli::Cli(std::string description, std::string day, std::string topic, std::strin
   app.name(day_);
   app.description(day_ + " " + topic_ + ": " + description_);
   app.add_flag("--quick", quick_, "small, odd sizes (what ctest runs)");
-  app.add_option("--iters", iters_, "timed repetitions; the median is reported")
-      ->check(CLI::Range(1, 1000000));
-  app.add_option("--warmup", warmup_, "untimed runs before timing")->check(CLI::Range(0, 100000));
-  app.add_option("--seed", seed_, "seed of the random inputs");
+  impl_->number("iters", "timed repetitions; the median is reported", [this](const std::string& t) {
+    return parse_integer("iters", t, 1, 1000000, iters_);
+  });
+  impl_->number("warmup", "untimed runs before timing", [this](const std::string& t) {
+    return parse_integer("warmup", t, 0, 100000, warmup_);
+  });
+  impl_->number("seed", "seed of the random inputs", [this](const std::string& t) {
+    return parse_integer<uint64_t>("seed", t, 0, UINT64_MAX, seed_);
+  });
   app.add_option("--json", json_, "write the results as JSON to this file");
-  app.add_option("--device", impl_->device, "CUDA device index")->check(CLI::Range(0, 1023));
+  impl_->number("device", "CUDA device index", [this](const std::string& t) {
+    return parse_integer("device", t, 0, 1023, impl_->device);
+  });
 }
 
 Cli::~Cli() = default;
 
 void Cli::size(const std::string& name, int64_t& value, int64_t quick_value,
                const std::string& help, int64_t max_value) {
-  auto s = std::make_unique<SizeOption>(SizeOption{name, &value, quick_value, max_value});
-  s->raw = value;
-  s->opt = impl_->app.add_option("--" + name, s->raw,
-                                 fmt::format("{} (default {}, --quick {})", help, value, quick_value));
-  impl_->sizes.push_back(std::move(s));
+  NumberOption& o = impl_->number(
+      name, fmt::format("{} (default {}, --quick {})", help, value, quick_value),
+      [&value, name, max_value](const std::string& t) {
+        return parse_integer<int64_t>(name, t, 1, max_value, value);
+      });
+  impl_->sizes.push_back(SizeOption{name, &value, quick_value, &o});
 }
 
 void Cli::option(const std::string& name, int& value, const std::string& help, int lo, int hi) {
-  impl_->app.add_option("--" + name, value, fmt::format("{} (default {})", help, value));
-  impl_->range_checks.push_back([&value, name, lo, hi]() -> std::string {
-    if (value < lo || value > hi)
-      return fmt::format("--{} must be between {} and {} (got {})", name, lo, hi, value);
-    return "";
-  });
+  impl_->number(name, fmt::format("{} (default {})", help, value),
+                [&value, name, lo, hi](const std::string& t) {
+                  return parse_integer(name, t, lo, hi, value);
+                });
 }
 
 void Cli::option(const std::string& name, double& value, const std::string& help, double lo,
                  double hi) {
-  impl_->app.add_option("--" + name, value, fmt::format("{} (default {})", help, value));
-  impl_->range_checks.push_back([&value, name, lo, hi]() -> std::string {
-    if (!(value >= lo && value <= hi))
-      return fmt::format("--{} must be between {} and {} (got {})", name, lo, hi, value);
-    return "";
-  });
+  impl_->number(name, fmt::format("{} (default {})", help, value),
+                [&value, name, lo, hi](const std::string& t) {
+                  return parse_real(name, t, lo, hi, value);
+                });
 }
 
 void Cli::option(const std::string& name, std::string& value,
@@ -139,14 +204,11 @@ int Cli::parse(int argc, const char* const* argv) {
   } catch (const CLI::ParseError& e) {
     return fail(e.what());
   }
-  for (auto& s : impl_->sizes) {
-    if (s->opt->count() == 0 && quick_) s->raw = s->quick;
-    if (s->raw < 1)
-      return fail(fmt::format("--{} must be a positive integer (got {})", s->name, s->raw));
-    if (s->raw > s->max)
-      return fail(fmt::format("--{} = {} is larger than the maximum {}", s->name, s->raw, s->max));
-    *s->target = s->raw;
-  }
+  for (auto& o : impl_->numbers)
+    if (o->opt->count() > 0)
+      if (auto m = o->assign(o->text); !m.empty()) return fail(m);
+  for (auto& s : impl_->sizes)
+    if (s.number->opt->count() == 0 && quick_) *s.target = s.quick;
   for (auto& check : impl_->range_checks)
     if (auto m = check(); !m.empty()) return fail(m);
   selected_.clear();
@@ -178,11 +240,66 @@ bool Cli::want(const std::string& kernel) const {
 
 std::string Cli::sizes_string() const {
   std::string s;
-  for (auto& o : impl_->sizes) s += fmt::format("{}{}={}", s.empty() ? "" : " ", o->name, *o->target);
+  for (auto& o : impl_->sizes) s += fmt::format("{}{}={}", s.empty() ? "" : " ", o.name, *o.target);
   return s;
 }
 
 int Cli::device_index() const { return impl_->device; }
+
+bool Context::skipped(const Measure& m) {
+  if (m.role == Role::version && !want(m.name)) return true;
+  if (!m.vendor || vendor_libraries()) return false;
+  if (m.role == Role::version) report_.not_run(m.name, kVendorNotRunReason);
+  if (m.role == Role::baseline) report_.baseline_not_run(m.name, kVendorNotRunReason);
+  return true;
+}
+
+CheckResult Context::checked_run(const Measure& m) {
+  if (m.reset) m.reset();
+  // The reset may have used another stream (cudaMemset is on the legacy default stream, which a
+  // non-blocking stream does not wait for): it is complete before the launch.
+  if (m.stream) CUDA_CHECK(cudaDeviceSynchronize());
+  m.launch(m.stream);
+  CUDA_CHECK(cudaGetLastError());
+  CUDA_CHECK(cudaDeviceSynchronize());
+  return m.check ? m.check() : CheckResult{};
+}
+
+Stats Context::timed_runs(const Measure& m) const {
+  BenchOptions o = bench_options(m.flush_l2);
+  o.stream = m.stream;
+  return benchmark(m.launch, o);
+}
+
+void Context::record(const Measure& m, const Measured& r) {
+  switch (m.role) {
+    case Role::version: report_.add(m.name, r.time, r.rate, r.check); break;
+    case Role::baseline: report_.baseline(m.name, r.time, r.rate, r.check); break;
+    case Role::point: break;
+  }
+}
+
+Measured Context::measure(const Measure& m) {
+  return measure_all({m}).front();
+}
+
+std::vector<Measured> Context::measure_all(const std::vector<Measure>& list) {
+  std::vector<Measured> out(list.size());
+  for (size_t i = 0; i < list.size(); ++i) {
+    if (skipped(list[i])) continue;
+    out[i].ran = true;
+    out[i].check = checked_run(list[i]);
+  }
+  for (size_t i = 0; i < list.size(); ++i) {
+    if (!out[i].ran) continue;
+    const Measure& m = list[i];
+    out[i].time = timed_runs(m);
+    const double ms = out[i].time.median_ms;
+    out[i].rate = m.rate ? m.rate(ms) : report_.rate(m.work, ms);
+    record(m, out[i]);
+  }
+  return out;
+}
 
 BenchOptions Context::bench_options(bool flush_l2) const {
   BenchOptions o;
@@ -211,15 +328,9 @@ CheckResult Context::run_version(const std::string& name,
                                  const std::function<void()>& poison,
                                  const std::function<CheckResult()>& check, double work,
                                  bool flush_l2) {
-  if (!want(name)) return CheckResult{};
-  if (poison) poison();
-  launch(nullptr);
-  CUDA_CHECK(cudaGetLastError());
-  CUDA_CHECK(cudaDeviceSynchronize());
-  const CheckResult result = check();
-  const Stats t = bench(launch, flush_l2);
-  report_.add(name, t, report_.rate(work, t.median_ms), result);
-  return result;
+  return measure({.name = name, .launch = launch, .reset = poison, .check = check, .work = work,
+                  .flush_l2 = flush_l2})
+      .check;
 }
 
 CheckResult Context::run_vendor_version(const std::string& name,
@@ -227,12 +338,9 @@ CheckResult Context::run_vendor_version(const std::string& name,
                                         const std::function<void()>& poison,
                                         const std::function<CheckResult()>& check, double work,
                                         bool flush_l2) {
-  if (!want(name)) return CheckResult{};
-  if (!vendor_libraries()) {
-    vendor_not_run(name);
-    return CheckResult{};
-  }
-  return run_version(name, launch, poison, check, work, flush_l2);
+  return measure({.name = name, .launch = launch, .reset = poison, .check = check, .work = work,
+                  .vendor = true, .flush_l2 = flush_l2})
+      .check;
 }
 
 void Context::vendor_not_run(const std::string& name) {
