@@ -347,6 +347,17 @@ void launch(const Version& v, const Operands& o, int splits, cudaStream_t s) {
 }
 
 // ---- analysis -----------------------------------------------------------------------------------
+// The split counts of the table, and the run's own S: up to one split per K step (more would only
+// add empty splits).
+std::vector<int> split_counts(const Shape& sh, int S) {
+  std::vector<int> counts;
+  for (int s : {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128})
+    if (s <= sh.k_steps()) counts.push_back(s);
+  if (std::find(counts.begin(), counts.end(), S) == counts.end()) counts.push_back(S);
+  std::sort(counts.begin(), counts.end());
+  return counts;
+}
+
 // A table of measured points and the combined check of all of them (a wrong point fails the day).
 struct Points {
   gpu100::Table table;
@@ -531,13 +542,7 @@ int main(int argc, char** argv) {
     const Reference ref = make_reference(a.data(), b.data(), m, n, k, ctx.seed());
     const gpu100::Tolerance tol = gpu100::gemm_tolerance(k);  // any order of the additions
 
-    // Split counts of the table: up to one per K step (more would only add empty splits).
-    std::vector<int> table_splits;
-    for (int s : {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128})
-      if (s <= sh.k_steps()) table_splits.push_back(s);
-    if (std::find(table_splits.begin(), table_splits.end(), S) == table_splits.end())
-      table_splits.push_back(S);
-    std::sort(table_splits.begin(), table_splits.end());
+    const std::vector<int> table_splits = split_counts(sh, S);
     const int max_splits = std::max(S, table_splits.back());
 
     const size_t mn = size_t(m) * size_t(n);
