@@ -35,6 +35,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -263,6 +264,56 @@ const Version kVersions[] = {
     {"fp16_warp_row_vec8", true, Kind::WarpRowVec},
 };
 
+// The data of both precisions, its CPU answers, and cuBLAS (used only where it can run).
+struct Gemv {
+  int64_t m, n;
+  gpu100::DeviceBuffer<float> a32, x32, y32;
+  gpu100::DeviceBuffer<__half> a16, x16, y16;
+  Reference ref;
+  gpu100::CublasHandle handle;
+  // A, x and y once: 4 bytes per element in fp32, 2 in fp16.
+  double bytes(bool fp16) const { return (fp16 ? 2.0 : 4.0) * (double(m) * n + double(n) + m); }
+};
+
+// Row-major A is the column-major N x M matrix A^T with lda = N, so y = A x is (A^T)^T x.
+const float kOne = 1.0f, kZero = 0.0f;
+void cublas_sgemv(Gemv& g, cudaStream_t s) {
+  g.handle.set_stream(s);
+  CUBLAS_CHECK(cublasSgemv(g.handle, CUBLAS_OP_T, int(g.n), int(g.m), &kOne, g.a32.data(),
+                           int(g.n), g.x32.data(), 1, &kZero, g.y32.data(), 1));
+}
+void cublas_hgemv(Gemv& g, cudaStream_t s) {
+  g.handle.set_stream(s);
+  CUBLAS_CHECK(cublasHSHgemvStridedBatched(g.handle, CUBLAS_OP_T, int(g.n), int(g.m), &kOne,
+                                           g.a16.data(), int(g.n), 0, g.x16.data(), 1, 0, &kZero,
+                                           g.y16.data(), 1, 0, 1));
+}
+void launch(const Version& v, Gemv& g, cudaStream_t s) {
+  if (v.fp16)
+    launch(v.kind, g.a16.data(), g.x16.data(), g.y16.data(), g.m, g.n, s);
+  else
+    launch(v.kind, g.a32.data(), g.x32.data(), g.y32.data(), g.m, g.n, s);
+}
+
+// A GEMV of one precision as ctx.measure takes it: y poisoned before the checked run, compared
+// with the CPU after it (gemm_tolerance(N), plus 2^-11 for the fp16 rounding of y).
+gpu100::Measure gemv_measure(const char* name, bool fp16, std::function<void(cudaStream_t)> run,
+                             Gemv& g, gpu100::Role role = gpu100::Role::version,
+                             bool vendor = false) {
+  const gpu100::Tolerance tol = gpu100::gemm_tolerance(g.n, fp16 ? 1.0 / 2048.0 : 0.0);
+  return {.name = name,
+          .launch = std::move(run),
+          .reset = [&g, fp16] { fp16 ? g.y16.poison() : g.y32.poison(); },
+          .check =
+              [&g, fp16, tol] {
+                return fp16 ? gpu100::compare(g.y16.download(), g.ref.fp16, tol)
+                            : gpu100::compare(g.y32.download(), g.ref.fp32, tol);
+              },
+          .work = g.bytes(fp16),
+          .role = role,
+          .vendor = vendor};
+}
+
 // ---- analysis -----------------------------------------------------------------------------------
 // Every version's time against both cuBLAS GEMVs (x = cuBLAS time / version time: > 1 means faster
 // than cuBLAS). own[i] is the result of kVersions[i].
@@ -304,72 +355,30 @@ int main(int argc, char** argv) {
     report.problem("n", double(n));
     report.unit("GB/s");
     report.limit("dram_gbps", ctx.device().peak_dram_gbps(), "HBM peak");
-    const double elems = double(m) * double(n) + double(n) + double(m);  // A, x and y once
-    const double bytes32 = 4.0 * elems, bytes16 = 2.0 * elems;
-    report.intensity(2.0 * double(m) * double(n) / bytes32);
 
     const auto a = gpu100::random_floats(size_t(m) * size_t(n), ctx.seed(), -1.0f, 1.0f);
-    const auto xv = gpu100::random_floats(size_t(n), ctx.seed() + 1, -1.0f, 1.0f);
-    const auto a_half = gpu100::to_half(a);
-    const auto x_half = gpu100::to_half(xv);
-    const Reference ref = gemv_cpu(a, xv, a_half, x_half, m, n);
-    const gpu100::Tolerance tol32 = gpu100::gemm_tolerance(n);
-    const gpu100::Tolerance tol16 = gpu100::gemm_tolerance(n, 1.0 / 2048.0);  // y rounded to fp16
+    const auto x = gpu100::random_floats(size_t(n), ctx.seed() + 1, -1.0f, 1.0f);
+    const auto a_half = gpu100::to_half(a), x_half = gpu100::to_half(x);
+    Gemv g{m,
+           n,
+           gpu100::DeviceBuffer<float>(a),
+           gpu100::DeviceBuffer<float>(x),
+           gpu100::DeviceBuffer<float>(size_t(m)),
+           gpu100::DeviceBuffer<__half>(a_half),
+           gpu100::DeviceBuffer<__half>(x_half),
+           gpu100::DeviceBuffer<__half>(size_t(m)),
+           gemv_cpu(a, x, a_half, x_half, m, n)};
+    report.intensity(2.0 * double(m) * double(n) / g.bytes(false));
 
-    gpu100::DeviceBuffer<float> d_a32(a), d_x32(xv), d_y32{size_t(m)};
-    gpu100::DeviceBuffer<__half> d_a16(a_half), d_x16(x_half), d_y16{size_t(m)};
-    auto check32 = [&] { return gpu100::compare(d_y32.download(), ref.fp32, tol32); };
-    auto check16 = [&] { return gpu100::compare(d_y16.download(), ref.fp16, tol16); };
-
-    // Baselines, checked like versions (a wrong baseline would make every ratio meaningless);
-    // cuBLAS cannot run under the emulator. Row-major A is the column-major N x M matrix A^T with
-    // lda = N, so y = A x is (A^T)^T x.
-    gpu100::CublasHandle handle;
-    const float one = 1.0f, zero = 0.0f;
+    // The cuBLAS GEMVs are checked like versions (a wrong baseline would make every ratio
+    // meaningless); under the emulator they are NOT RUN.
     std::vector<gpu100::Measure> runs{
-        {.name = "cublasSgemv",
-         .launch =
-             [&](cudaStream_t s) {
-               handle.set_stream(s);
-               CUBLAS_CHECK(cublasSgemv(handle, CUBLAS_OP_T, int(n), int(m), &one, d_a32.data(),
-                                        int(n), d_x32.data(), 1, &zero, d_y32.data(), 1));
-             },
-         .reset = [&] { d_y32.poison(); },
-         .check = check32,
-         .work = bytes32,
-         .role = gpu100::Role::baseline,
-         .vendor = true},
-        {.name = "cublasHSHgemv",
-         .launch =
-             [&](cudaStream_t s) {
-               handle.set_stream(s);
-               CUBLAS_CHECK(cublasHSHgemvStridedBatched(handle, CUBLAS_OP_T, int(n), int(m), &one,
-                                                        d_a16.data(), int(n), 0, d_x16.data(), 1,
-                                                        0, &zero, d_y16.data(), 1, 0, 1));
-             },
-         .reset = [&] { d_y16.poison(); },
-         .check = check16,
-         .work = bytes16,
-         .role = gpu100::Role::point,
-         .vendor = true}};
-    for (const Version& v : kVersions) {
-      if (v.fp16)
-        runs.push_back({.name = v.name,
-                        .launch = [&](cudaStream_t s) {
-                          launch(v.kind, d_a16.data(), d_x16.data(), d_y16.data(), m, n, s);
-                        },
-                        .reset = [&] { d_y16.poison(); },
-                        .check = check16,
-                        .work = bytes16});
-      else
-        runs.push_back({.name = v.name,
-                        .launch = [&](cudaStream_t s) {
-                          launch(v.kind, d_a32.data(), d_x32.data(), d_y32.data(), m, n, s);
-                        },
-                        .reset = [&] { d_y32.poison(); },
-                        .check = check32,
-                        .work = bytes32});
-    }
+        gemv_measure("cublasSgemv", false, [&](cudaStream_t s) { cublas_sgemv(g, s); }, g,
+                     gpu100::Role::baseline, /*vendor=*/true),
+        gemv_measure("cublasHSHgemv", true, [&](cudaStream_t s) { cublas_hgemv(g, s); }, g,
+                     gpu100::Role::point, /*vendor=*/true)};
+    for (const Version& v : kVersions)
+      runs.push_back(gemv_measure(v.name, v.fp16, [&](cudaStream_t s) { launch(v, g, s); }, g));
     const std::vector<gpu100::Measured> r = ctx.measure_all(runs);
     const gpu100::Measured &sgemv = r[0], &hgemv = r[1];
     if (hgemv.ran && !hgemv.check.pass) report.add_check("cublasHSHgemv", hgemv.check);
@@ -379,7 +388,7 @@ int main(int argc, char** argv) {
                 "the fp16 versions' speed see the time table");
 
     if (!sgemv.ran) return;
-    report.table(time_table(sgemv, hgemv, r.data() + 2, bytes32, bytes16));
+    report.table(time_table(sgemv, hgemv, r.data() + 2, g.bytes(false), g.bytes(true)));
     report.note("fp16 baseline: cublasHSHgemvStridedBatched with one batch (fp16 A, x, y; fp32 "
                 "compute), on the fp16 copy of the same data");
   });
