@@ -4,9 +4,8 @@
 // B operand from shared memory, and the A operand too. The cure is to give each thread several
 // outputs that share an operand. A thread that computes COARSE outputs of ONE COLUMN of C needs
 // the same B value Bs[p][col] for all of them: it loads it once into a register and uses it
-// COARSE times. The fewer, busier threads also repeat less index arithmetic and the block as a
-// whole loads each B tile once for COARSE times as many outputs (PMPP chapter 6, "thread
-// coarsening"). The price: more registers per thread, fewer threads to hide latency with.
+// COARSE times (PMPP chapter 6, "thread coarsening"). The price: more registers per thread, fewer
+// threads to hide latency with. Day 014 then reuses both operands (outer products in registers).
 //
 // Convention (all of Part II): row-major, C[M x N] = A[M x K] * B[K x N], leading dimensions
 // K, N and N. M, N and K are arbitrary: elements of a tile outside A or B are stored as 0 (they
@@ -14,31 +13,11 @@
 //
 // Versions
 //   coarsened    PMPP's coarsened tiled kernel, turned to run down a column: 32 x 32 threads,
-//                TILE = 32, COARSE = 4. The block owns a 128 x 32 block of C: thread (tx, ty)
-//                computes rows ty, ty+32, ty+64, ty+96 of column tx. Per step it stages four
-//                32 x 32 tiles of A and ONE 32 x 32 tile of B (20 KB of shared memory), so the
-//                B tile and every B value read into a register serve four outputs: in the
-//                source, 1.25 shared loads per FMA instead of 2, and 1.25 global loads per
-//                output and k-step instead of day 012's 2 (37.5% less traffic through L2).
-//   blocktile1d  1D block tiling (siboehm's SGEMM worklog, kernel 4), the same idea pushed
-//                further: a 64 x 64 block of C, 512 threads, each computing TM = 8 consecutive
-//                rows of one column in registers. The K loop moves in thin steps of BK = 8: the
-//                A tile is 64 x 8, the B tile 8 x 64 (2 KB each, one element per thread to
-//                load). Per k, a thread reads ONE B value and eight A values (broadcasts: the
-//                warp's 32 lanes are 32 columns of the same 8 rows) and does 8 FMAs: in the
-//                source, 1.125 shared loads per FMA. A warp reads A's tile as 32-byte pieces
-//                of 4 rows (whole sectors), B's tile as 128 contiguous bytes.
-//
-// Counted as compiled: nvcc 13.0 merges four A reads of consecutive k (a row of an A tile, which
-// is 16-byte aligned for that) into one 16-byte broadcast load, so per warp-wide FMA the kernels
-// issue 0.5 (coarsened) and 0.375 (blocktile1d) shared loads, against day 012's 1.25. The SM
-// issues four warp-wide FMAs per clock and serves about one shared-memory wavefront per clock:
-// only below 0.25 do the FP32 units become the limit, so both versions are still bound by
-// shared memory, at most about half and two thirds of the FP32 peak.
-//
-// What is still slow: a thread's outputs share only one operand, so per k it reads a new B value
-// and TM A values for just TM FMAs. Day 014 gives each thread a TM x TN block of outputs, computed
-// from TM + TN loaded values (outer products in registers): both operands are reused.
+//                TILE = 32, COARSE = 4; thread (tx, ty) computes rows ty, ty+32, ty+64, ty+96 of
+//                column tx, and one B tile serves four A tiles (20 KB of shared memory).
+//   blocktile1d  1D block tiling (siboehm's SGEMM worklog, kernel 4): a 64 x 64 block of C, 512
+//                threads, each computing TM = 8 consecutive rows of one column; K in steps of
+//                BK = 8, so per k a thread reads one B value and eight broadcast A values.
 //
 // Grid: x over column tiles, y over row tiles (gridDim.y <= 65535, so M <= 65535 * 64; the CLI
 // refuses larger M with a clear message).
@@ -49,6 +28,8 @@
 //
 // Run:  build/bin/day013 [--m 4096 --n 4096 --k 4096] [--kernel blocktile1d] [--sweep]
 //       [--json out.json]      (--sweep: the fastest version vs cuBLAS at 256..8192)
+#include <fmt/core.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -63,7 +44,7 @@ namespace {
 // element offsets (row * K can pass 2^31 long before that) are 64-bit.
 constexpr int64_t kMaxDim = int64_t(1) << 30;
 
-// ---------------------------------------------------------------------------------------------
+// ---- kernels ------------------------------------------------------------------------------------
 // coarsened: TILE x TILE threads; the block covers (COARSE * TILE) rows x TILE columns of C.
 template <int TILE, int COARSE>
 __global__ void __launch_bounds__((TILE * TILE))
@@ -105,7 +86,6 @@ __global__ void __launch_bounds__((TILE * TILE))
   }
 }
 
-// ---------------------------------------------------------------------------------------------
 // blocktile1d: BM x BN block of C, (BM / TM) * BN threads, thread t computes rows
 // (t / BN) * TM + i (i < TM) of column t % BN. Both tiles are loaded with whole rows of threads:
 // thread t copies A-tile column t % BK and B-tile column t % BN (the thread count is a multiple
@@ -163,6 +143,7 @@ __global__ void __launch_bounds__((BM / TM) * BN)
   }
 }
 
+// ---- launchers ----------------------------------------------------------------------------------
 // The configurations the versions use, and the rows of C one block covers (for the grid).
 constexpr int kCoarseTile = 32, kCoarse = 4;
 constexpr int kBM = 64, kBN = 64, kBK = 8, kTM = 8;
@@ -184,6 +165,19 @@ void launch_blocktile1d(const gpu100::GemmOperands& o, cudaStream_t s) {
   LAUNCH_CHECK();
 }
 
+const std::vector<gpu100::GemmVersion> kVersions = {
+    {"coarsened", launch_coarsened},
+    {"blocktile1d", launch_blocktile1d},
+};
+
+// Row tiles run along gridDim.y (at most 65535 blocks): "" when M fits, else why not.
+std::string rows_fit_grid(int64_t m) {
+  const int64_t limit = int64_t(gpu100::kMaxGridDimY) * kSmallestRowTile;
+  if (m <= limit) return "";
+  return fmt::format("--m {} needs more than 65535 row tiles (gridDim.y limit); use --m <= {}", m,
+                     limit);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -192,24 +186,11 @@ int main(int argc, char** argv) {
       "and 1D block tiling, vs cublasSgemm");
   gpu100::GemmArgs args;  // --m --n --k --sweep
   args.add_to(cli, kMaxDim);
-  const int64_t &m = args.m, &n = args.n, &k = args.k;
-  const std::vector<gpu100::GemmVersion> versions = {
-      {"coarsened", launch_coarsened},
-      {"blocktile1d", launch_blocktile1d},
-  };
-  cli.kernels_of(versions);
-  // Row tiles run along gridDim.y (at most 65535 blocks).
-  cli.validate([&]() -> std::string {
-    const int64_t limit = int64_t(gpu100::kMaxGridDimY) * kSmallestRowTile;
-    if (m > limit)
-      return "--m " + std::to_string(m) + " needs more than 65535 row tiles (gridDim.y limit); " +
-             "use --m <= " + std::to_string(limit);
-    return "";
-  });
+  cli.kernels_of(kVersions);
+  cli.validate([&] { return rows_fit_grid(args.m); });
 
   return gpu100::run(cli, argc, argv, [&](gpu100::Context& ctx) {
-    gpu100::GemmProblem problem(ctx, m, n, k);
-
-    problem.run(versions, args.sweep);
+    gpu100::GemmProblem problem(ctx, args.m, args.n, args.k);
+    problem.run(kVersions, args.sweep);
   });
 }

@@ -5,54 +5,26 @@
 // shared load per FMA. Give the thread a TM x TN block of outputs instead: per k it reads a
 // column of TM values of the A tile and a row of TN values of the B tile into registers and
 // multiplies them as an outer product, acc[i][j] += a[i] * b[j]: TM + TN shared loads for
-// TM * TN FMAs. With 8 x 8 that is 16 loads for 64 FMAs, four FMAs per load (siboehm's SGEMM
-// worklog, kernel 5). This is the structure every fast FP32 GEMM keeps from here on; days 015-018
-// only change how the tiles are fed.
+// TM * TN FMAs. With 8 x 8 that is 16 loads for 64 FMAs (siboehm's SGEMM worklog, kernel 5).
+// This is the structure every fast FP32 GEMM keeps from here on; days 015-018 only change how
+// the tiles are fed.
 //
 // Convention (all of Part II): row-major, C[M x N] = A[M x K] * B[K x N], leading dimensions
 // K, N and N. M, N and K are arbitrary: elements of a tile outside A or B are stored as 0 (they
 // add nothing), every thread reaches every barrier, and only the final stores are guarded.
 //
 // Versions (one template: block tile BM x BN, K step BK, TM x TN outputs per thread)
-//   blocktile1d          day 013's kernel as the reference point: the template with TN = 1,
-//                        BM = BN = 64, BK = 8, TM = 8, 512 threads.
-//   blocktile2d          BM = BN = 128, BK = 8, TM = TN = 8: 256 threads, 64 accumulators each.
-//                        Thread (t_row, t_col) of the 16 x 16 thread grid owns the CONTIGUOUS
-//                        8 x 8 block at rows 8*t_row.., columns 8*t_col.. (siboehm's layout).
-//   blocktile2d_strided  the same tiles and the same outer product, but each thread owns an
-//                        INTERLEAVED 8 x 8 set: rows t_row + 16*i, columns t_col + 16*j. The
-//                        question it asks: does the layout of a thread's outputs matter?
-//
-// Shared-memory traffic, counted. An SM issues four warp-wide FMAs per clock and serves about one
-// shared-memory wavefront (up to 128 bytes from 32 distinct banks) per clock, so a kernel stays
-// FMA-bound only below 1 wavefront per 4 FMA instructions. A warp is 16 t_col x 2 t_row threads.
-// What nvcc 13.0 emits (PTX): the A values a thread needs for all 8 k of a step lie in one row of
-// As, so it reads them as two 16-byte loads per output row; the B values of the contiguous layout
-// (Bs[k][8*t_col + 0..7]) also become two 16-byte loads per k, the strided ones stay scalar.
-//   blocktile2d:  A rows 8*t_row + i of the two t_row are 64 words apart, the same banks: 2
-//                 wavefronts per 16-byte load, 4 per k. B: 16 chunks of 16 bytes that fall on
-//                 only 16 of the 32 banks (t_col and t_col + 4 collide): 4 wavefronts per load,
-//                 8 per k. About 12 wavefronts per 64 FMA instructions.
-//   blocktile2d_strided:  A rows t_row + 16*i are 8 words apart, different banks: 1 wavefront per
-//                 load, 2 per k. B: Bs[k][t_col + 16*j] is 16 consecutive words (both halves of
-//                 the warp read the same ones: a broadcast), 1 wavefront per scalar load, 8 per
-//                 k. About 10 wavefronts per 64 FMA instructions, and its stores to C are 64-byte
-//                 row pieces per half-warp instead of 4-byte pieces 32 bytes apart.
-// Both sit below the 16 per 64 the SM can serve; blocktile1d needs about 24 (per k: one B load
-// and, amortized, two broadcast 16-byte A loads for 8 FMAs). So the expected result: a step from
-// blocktile1d to both 2D versions, a small difference between the two layouts, and a remaining
-// gap to cuBLAS that is latency and instruction issue (days 015-018: 16-byte global loads and a
-// transposed A tile, conflict-free shared layouts, warp tiles, double buffering). Unmeasured
-// here: the table decides.
-// Registers: 64 accumulators + 16 operands (+ the hoisted A values) per thread, 124-128 registers
-// with CUDA 13.0; __launch_bounds__(256, 2) holds it at 128 so that two blocks fit per SM: 16
-// warps, a quarter of the SM's warp slots, enough because each thread has 64 independent FMAs to
-// issue between loads.
-// Shared memory per block: (BM + BN) * BK * 4 bytes = 8 KB; no opt-in needed.
+//   blocktile1d          day 013's kernel as the reference point: TN = 1, 64 x 64 x 8, TM = 8.
+//   blocktile2d          128 x 128 x 8, TM = TN = 8, 256 threads; thread (t_row, t_col) owns the
+//                        CONTIGUOUS 8 x 8 block at rows 8*t_row.., columns 8*t_col...
+//   blocktile2d_strided  the same, but each thread owns an INTERLEAVED 8 x 8 set: rows
+//                        t_row + 16*i, columns t_col + 16*j. Does the layout of a thread's
+//                        outputs matter? (It changes which shared-memory banks a warp hits.)
+// __launch_bounds__(256, 2) holds the 2D kernels at 128 registers (64 accumulators + operands),
+// so that two blocks fit per SM.
 //
 // Grid: x over column tiles, y over row tiles (gridDim.y <= 65535, so M <= 65535 * 64; the CLI
-// refuses larger M with a clear message). At small sizes the 128 x 128 tiles leave SMs idle
-// (a 1024^2 output is 64 blocks for 132 SMs): see the --sweep curve.
+// refuses larger M with a clear message).
 //
 // Check: check_gemm (double reference; every entry at --quick sizes, ~4096 sampled entries incl.
 // the last row and column at large ones) with gemm_tolerance(K). Baseline: cublasSgemm (plain
@@ -60,7 +32,8 @@
 //
 // Run:  build/bin/day014 [--m 4096 --n 4096 --k 4096] [--kernel blocktile2d,blocktile2d_strided]
 //       [--sweep] [--json out.json]      (--sweep: the fastest version vs cuBLAS at 256..8192)
-#include <algorithm>
+#include <fmt/core.h>
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -74,7 +47,7 @@ namespace {
 // element offsets (row * K can pass 2^31 long before that) are 64-bit.
 constexpr int64_t kMaxDim = int64_t(1) << 30;
 
-// ---------------------------------------------------------------------------------------------
+// ---- kernels ------------------------------------------------------------------------------------
 // BM x BN block of C per block, (BM / TM) x (BN / TN) threads, TM x TN outputs per thread.
 // kStrided = false: thread (t_row, t_col) owns rows t_row * TM + i and columns t_col * TN + j;
 // true: rows t_row + i * (BM / TM) and columns t_col + j * (BN / TN).
@@ -82,7 +55,7 @@ constexpr int64_t kMaxDim = int64_t(1) << 30;
 // multiple of BK and of BN), at rows stepping by threads / BK and threads / BN, so a warp reads
 // whole 32-byte sectors of A and 128 contiguous bytes of B.
 template <int BM, int BN, int BK, int TM, int TN, bool kStrided>
-__global__ void __launch_bounds__((BM / TM) * (BN / TN), 2)  // two blocks per SM (see top)
+__global__ void __launch_bounds__((BM / TM) * (BN / TN), 2)  // two blocks per SM
     matmul_blocktile(const float* __restrict__ A, const float* __restrict__ B,
                      float* __restrict__ C, int M, int N, int K) {
   constexpr int kThreadRows = BM / TM, kThreadCols = BN / TN;
@@ -146,6 +119,7 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN), 2)  // two blocks per S
   }
 }
 
+// ---- launchers ----------------------------------------------------------------------------------
 template <int BM, int BN, int BK, int TM, int TN, bool kStrided>
 void launch_blocktile(const gpu100::GemmOperands& o, cudaStream_t s) {
   const dim3 grid(gpu100::grid_for(o.n, BN), gpu100::grid_for(o.m, BM));
@@ -155,7 +129,20 @@ void launch_blocktile(const gpu100::GemmOperands& o, cudaStream_t s) {
   LAUNCH_CHECK();
 }
 
+const std::vector<gpu100::GemmVersion> kVersions = {
+    {"blocktile1d", launch_blocktile<64, 64, 8, 8, 1, false>},
+    {"blocktile2d", launch_blocktile<128, 128, 8, 8, 8, false>},
+    {"blocktile2d_strided", launch_blocktile<128, 128, 8, 8, 8, true>},
+};
 constexpr int kSmallestRowTile = 64;  // blocktile1d's BM; the 2D versions use 128
+
+// Row tiles run along gridDim.y (at most 65535 blocks): "" when M fits, else why not.
+std::string rows_fit_grid(int64_t m) {
+  const int64_t limit = int64_t(gpu100::kMaxGridDimY) * kSmallestRowTile;
+  if (m <= limit) return "";
+  return fmt::format("--m {} needs more than 65535 row tiles (gridDim.y limit); use --m <= {}", m,
+                     limit);
+}
 
 }  // namespace
 
@@ -166,25 +153,11 @@ int main(int argc, char** argv) {
       "cublasSgemm");
   gpu100::GemmArgs args;  // --m --n --k --sweep
   args.add_to(cli, kMaxDim);
-  const int64_t &m = args.m, &n = args.n, &k = args.k;
-  const std::vector<gpu100::GemmVersion> versions = {
-      {"blocktile1d", launch_blocktile<64, 64, 8, 8, 1, false>},
-      {"blocktile2d", launch_blocktile<128, 128, 8, 8, 8, false>},
-      {"blocktile2d_strided", launch_blocktile<128, 128, 8, 8, 8, true>},
-  };
-  cli.kernels_of(versions);
-  // Row tiles run along gridDim.y (at most 65535 blocks).
-  cli.validate([&]() -> std::string {
-    const int64_t limit = int64_t(gpu100::kMaxGridDimY) * kSmallestRowTile;
-    if (m > limit)
-      return "--m " + std::to_string(m) + " needs more than 65535 row tiles (gridDim.y limit); " +
-             "use --m <= " + std::to_string(limit);
-    return "";
-  });
+  cli.kernels_of(kVersions);
+  cli.validate([&] { return rows_fit_grid(args.m); });
 
   return gpu100::run(cli, argc, argv, [&](gpu100::Context& ctx) {
-    gpu100::GemmProblem problem(ctx, m, n, k);
-
-    problem.run(versions, args.sweep);
+    gpu100::GemmProblem problem(ctx, args.m, args.n, args.k);
+    problem.run(kVersions, args.sweep);
   });
 }

@@ -3,42 +3,26 @@
 // Day 014's 2D blocktiling keeps an 8 x 8 block of C in registers per thread, so every shared
 // value a thread loads feeds 8 FMAs. What is left is the number of load INSTRUCTIONS: per k step a
 // thread needs 8 values of A (one column of its 8 rows) and 8 values of B (one row of its 8
-// columns). Shared memory can hand a thread 16 bytes per instruction (ld.shared.v4.f32), but only
-// when the 4 floats are adjacent and 16-byte aligned. In the usual layout As[m][k] the 8 A values
-// of a thread are kBK floats apart, so they cost 8 scalar loads; stored transposed, As[k][m], they
-// are adjacent and cost 2 float4 loads. B already is [k][n]: 2 float4 loads. Per k step a thread
-// then issues 4 shared loads for its 64 FMAs instead of up to 16. The same idea on the global side:
-// each thread fetches its share of the A and B tiles (4 floats each) with one 16-byte load
-// (ld.global.nc.v4.f32) instead of four 4-byte loads. The price is paid once per tile: the
-// float4 read from a row of A (4 consecutive k) is written into shared memory as 4 scalar stores
-// down a column of the transposed tile.
+// columns). Shared memory hands a thread 16 bytes per instruction (ld.shared.v4.f32) when the 4
+// floats are adjacent and 16-byte aligned. In the usual layout As[m][k] the 8 A values of a
+// thread are kBK floats apart; stored transposed, As[k][m], they are adjacent: 2 float4 loads, and
+// B ([k][n]) 2 more, 4 shared loads per 64 FMAs instead of up to 16. On the global side each
+// thread fetches its share of the A and B tiles with one 16-byte load each (ld.global.nc.v4.f32).
 //
 // Convention (all of Part II): row-major, C[M x N] = A[M x K] * B[K x N], leading dimensions
-// K, N and N. M, N and K are arbitrary. A 16-byte load needs a 16-byte aligned address: rows of A
-// start 4K bytes apart, so A is read with float4 only when K % 4 == 0 (and the base pointer is
-// aligned), B and C only when N % 4 == 0. Otherwise, and for every group of 4 that reaches past
-// the matrix edge (the last, partial tile in k, m or n), the same code loads or stores element by
-// element with a bounds check each. Elements outside the matrix enter the tiles as 0 (they add
-// nothing to any sum); threads whose outputs lie outside C still load and still reach every
-// barrier, and only the final store is guarded.
+// K, N and N. M, N and K are arbitrary. A 16-byte access needs a 16-byte aligned address: A is
+// read with float4 only when K % 4 == 0 (and the base pointer is aligned), B and C only when
+// N % 4 == 0. Otherwise, and for every group of 4 that reaches past the matrix edge, the same code
+// goes element by element with a bounds check each; elements outside the matrix enter the tiles
+// as 0, every thread reaches every barrier, and only the final store is guarded.
 //
-// Versions (one template, 128 x 128 x 8 block tile, 256 threads as a 16 x 16 grid, each thread an
-// 8 x 8 block of C: BM = BN = 128, BK = 8, TM = TN = 8)
-//   blocktile_2d  day 014's kernel for comparison: scalar global loads (4 per thread per matrix
-//                 per tile, each warp reading 128 contiguous bytes of B, 32-byte pieces of A),
-//                 As stored [m][k], 8 scalar shared loads of A per k step. nvcc already merges
-//                 the 8 adjacent Bs values of a thread into two float4 loads by itself (check
-//                 the PTX); for As it could only do so by loading all 64 A values of the tile at
-//                 once, which costs 64 registers (see the comment at the k loop).
+// Versions (one template, 128 x 128 x 8 block tile, 256 threads, an 8 x 8 block of C each)
+//   blocktile_2d  day 014's kernel for comparison: scalar global loads, As stored [m][k], 8
+//                 scalar shared loads of A per k step.
 //   vectorized    one float4 global load of A and one of B per thread per tile, As stored [k][m]
-//                 so that both fragments are read with float4 shared loads, C written with
-//                 float4 stores.
-// Both launch with __launch_bounds__(256, 2): the compiler keeps each kernel within 128 registers
-// so that two blocks (16 warps) share an SM and one block's loads overlap the other's FMAs.
-//
-// Still unsolved (day 016): the transposing stores into As hit the same bank from two threads
-// (rows k and k + 4 of a 128-float row are 512 bytes apart: same bank), and the B fragment loads
-// of a quarter-warp land twice on the same banks. Day 017 changes the thread layout (warptiles).
+//                 (the float4 of A goes down a column: 4 scalar stores), both fragments read
+//                 with float4 shared loads, C written with float4 stores.
+// Both launch with __launch_bounds__(256, 2): at most 128 registers, two blocks per SM.
 //
 // Grid: one dimension, block b computes the tile (b / tiles_n, b % tiles_n), so neighbouring
 // blocks share the same rows of A in L2 and no grid dimension meets the 65535 limit.
@@ -46,11 +30,12 @@
 // Check: check_gemm (double reference; every entry at --quick sizes, ~4096 sampled entries incl.
 // the last row and column at large ones) with gemm_tolerance(K). Baseline: cublasSgemm (plain
 // FP32, no TF32) on the same inputs in the same run, itself checked; the table shows "% of
-// cublasSgemm". Nothing here has been measured on a GPU yet.
+// cublasSgemm".
 //
 // Run:  build/bin/day015 [--m 4096 --n 4096 --k 4096] [--kernel vectorized] [--sweep]
 //       [--json out.json]      (--sweep: the fastest version vs cuBLAS at 256..8192)
-#include <algorithm>
+#include <fmt/core.h>
+
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -71,6 +56,7 @@ static_assert(kBK * kBN == 4 * kThreads, "one float4 of B per thread per tile");
 // (row * K passes 2^31 long before that) are 64-bit.
 constexpr int64_t kMaxDim = int64_t(1) << 30;
 
+// ---- kernels ------------------------------------------------------------------------------------
 // Four consecutive floats row[col .. col+3] of a row with `cols` columns, zeros past its end.
 // One 16-byte load when the caller says the row is 16-byte aligned (vec_ok: base aligned and
 // row stride a multiple of 4 floats; col is a multiple of 4) and all four are inside the row.
@@ -194,6 +180,7 @@ __global__ void __launch_bounds__(kThreads, 2)
   }
 }
 
+// ---- launchers ----------------------------------------------------------------------------------
 template <bool kVectorized>
 void launch_blocktile(const gpu100::GemmOperands& o, cudaStream_t s) {
   const auto* A = static_cast<const float*>(o.A);
@@ -213,6 +200,23 @@ void launch_blocktile(const gpu100::GemmOperands& o, cudaStream_t s) {
   LAUNCH_CHECK();
 }
 
+const std::vector<gpu100::GemmVersion> kVersions = {
+    {"blocktile_2d", launch_blocktile<false>},
+    {"vectorized", launch_blocktile<true>},
+};
+
+// ---- analysis -----------------------------------------------------------------------------------
+// Which of vectorized's 16-byte paths this shape allows (the launcher's a_vec, b_vec, c_vec).
+std::string vector_paths(int64_t n, int64_t k) {
+  return fmt::format(
+      "vectorized: A rows {}; B and C rows {}; a group of 4 that crosses the matrix edge always "
+      "element by element",
+      k % 4 == 0 ? "16-byte aligned (K % 4 == 0): float4 loads"
+                 : "not 16-byte aligned (K % 4 != 0): scalar loads",
+      n % 4 == 0 ? "16-byte aligned (N % 4 == 0): float4 loads and stores"
+                 : "not 16-byte aligned (N % 4 != 0): scalar loads and stores");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -221,24 +225,11 @@ int main(int argc, char** argv) {
       "loads vs float4 global loads and a transposed A tile (float4 shared loads), vs cublasSgemm");
   gpu100::GemmArgs args;  // --m --n --k --sweep
   args.add_to(cli, kMaxDim);
-  const int64_t &m = args.m, &n = args.n, &k = args.k;
-  const std::vector<gpu100::GemmVersion> versions = {
-      {"blocktile_2d", launch_blocktile<false>},
-      {"vectorized", launch_blocktile<true>},
-  };
-  cli.kernels_of(versions);
+  cli.kernels_of(kVersions);
 
   return gpu100::run(cli, argc, argv, [&](gpu100::Context& ctx) {
-    auto& report = ctx.report();
-    gpu100::GemmProblem problem(ctx, m, n, k);
-    report.note(std::string("vectorized: A rows ") +
-                (k % 4 == 0 ? "16-byte aligned (K % 4 == 0): float4 loads"
-                            : "not 16-byte aligned (K % 4 != 0): scalar loads") +
-                "; B and C rows " +
-                (n % 4 == 0 ? "16-byte aligned (N % 4 == 0): float4 loads and stores"
-                            : "not 16-byte aligned (N % 4 != 0): scalar loads and stores") +
-                "; a group of 4 that crosses the matrix edge always element by element");
-
-    problem.run(versions, args.sweep);
+    gpu100::GemmProblem problem(ctx, args.m, args.n, args.k);
+    ctx.report().note(vector_paths(args.n, args.k));
+    problem.run(kVersions, args.sweep);
   });
 }

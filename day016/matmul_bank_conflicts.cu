@@ -8,50 +8,18 @@
 // [k][n], both 8 x 128). The program counts, on the host, what each layout costs per warp request
 // and prints it next to the timings.
 //
-// The model (how a warp's shared-memory instruction is served; the CUDA programming guide's bank
-// rules plus the usual reading of how wide accesses are split):
-//   * 32 banks, 4 bytes wide; the 4-byte word at byte address a lives in bank (a / 4) % 32.
-//   * One wavefront (one pass through the banks, at most 128 bytes) serves at most one word per
-//     bank. Threads touching the SAME word share it (broadcast on loads; on stores one wins).
-//   * A request is split into phases by access width: 4-byte accesses, the whole warp is one
-//     phase; 8-byte, two half-warps; 16-byte (float4), four quarter-warps of 8 threads, i.e.
-//     8 x 16 = 128 bytes, one wavefront at best.
-//   * A phase needs as many wavefronts as the largest number of DIFFERENT words it touches in one
-//     bank; the request needs the sum over its phases. Ideal = one wavefront per phase (1 for a
-//     4-byte request, 4 for a float4 request); the excess is what profilers call bank conflicts.
-// The hardware may do better than the model in one case, merging quarter-warps that read
-// identical addresses; the model then overcounts equally for every layout here. Profile with
-// Nsight Compute (see the PROGRESS entry) to compare the model with the chip.
+// The model: 32 banks of 4 bytes; one wavefront serves at most one word per bank (threads that
+// touch the same word share it); a request is served in phases (the whole warp for 4-byte
+// accesses, quarter-warps for 16-byte ones) and costs, per phase, the largest number of distinct
+// words it touches in one bank. The same index functions drive the kernel and the model, so the
+// model counts exactly the kernel's addresses (PROGRESS.md derives each layout's counts).
 //
-// Who touches what (thread t = 0..255, warp w = t / 32; the same functions drive the kernel and
-// the model, so the model counts exactly the kernel's addresses), per warp and per k-tile:
-//   A store   4 requests, 4 bytes:  t writes As[k = 4 (t % 2) + j][m = t / 2], j = 0..3
-//                                   (the transposing store of the float4 it read from A)
-//   B store   1 request, 16 bytes:  t writes Bs[k = t / 32][n = 4 (t % 32) .. +3]
-//   A frag   16 requests, 16 bytes: t reads As[d][8 (t / 16) + 4h .. +3], d = 0..7, h = 0, 1
-//   B frag   16 requests, 16 bytes: t reads Bs[d][8 (t % 16) + 4h .. +3]
-//
-// Layouts (versions), float offset of tile element (row, col), rows of 128 floats:
-//   linear       row * 128 + col: day 015's tile. A store: rows k and k + 4 are 4 * 128 words
-//                apart, same bank, and a warp writes both: 2 wavefronts instead of 1. B frag: a
-//                quarter-warp reads the 16-byte chunks 0, 2, 4, ... 14 of a row (threads 32 bytes
-//                apart); chunks c and c + 8 share banks, so 2 wavefronts per phase instead of 1.
-//                A frag (8 threads of a phase read the same chunk) and B store (8 consecutive
-//                chunks) are conflict-free.
-//   padded_rows  row * 132 + col: the textbook fix, 4 floats of padding per row (a multiple of 4
-//                keeps float4 alignment). Rows k and k + 4 now start 16 banks apart: the A store
-//                is conflict-free. The B frag conflict is WITHIN a row, where row padding changes
-//                nothing: the hottest access still takes 2x.
-//   padded       row * 148 + col + 4 (col / 32): also 4 floats of padding after every 32 floats
-//                of a row, so chunk c moves to c + c / 8 and chunks c and c + 8 land in different
-//                banks; the row stride 148 keeps rows k and k + 4 16 banks apart. Conflict-free
-//                everywhere, at the cost of 16% more shared memory.
+// Versions (layouts), float offset of tile element (row, col), rows of 128 floats:
+//   linear       row * 128 + col: day 015's tile, 2-way conflicts on the A store and B fragments.
+//   padded_rows  row * 132 + col: the textbook fix, 4 floats of padding per row.
+//   padded       row * 148 + col + 4 (col / 32): also 4 floats after every 32 of a row.
 //   swizzled     row * 128 + 4 (c ^ ((c >> 3) & 1) ^ (row & 4)) + col % 4, c = col / 4: the
-//                16-byte chunk index is XORed with two higher bits. Bit 3 of the chunk flips bit
-//                0 (chunks c and c + 8 separate, as padding did); bit 2 of the row flips bit 2
-//                (rows k and k + 4 separate). An XOR permutes whole chunks inside each aligned
-//                group of 8, so float4 accesses stay contiguous and aligned, the tile stays 4 KB,
-//                and the cost is a few integer operations, hoisted out of the k loop.
+//                16-byte chunk index XORed with two higher bits; no extra memory.
 // A static_assert proves each layout maps the 8 x 128 tile one-to-one into its array, keeping
 // every group of 4 (a float4) contiguous and 16-byte aligned.
 //
@@ -63,14 +31,13 @@
 // Check: check_gemm (double reference; every entry at --quick sizes, ~4096 sampled entries incl.
 // the last row and column at large ones) with gemm_tolerance(K). Baseline: cublasSgemm (plain
 // FP32, no TF32) on the same inputs in the same run, itself checked; the table shows "% of
-// cublasSgemm". Nothing here has been measured on a GPU yet.
+// cublasSgemm".
 //
 // Run:  build/bin/day016 [--m 4096 --n 4096 --k 4096] [--kernel linear,swizzled] [--sweep]
 //       [--json out.json]      (--sweep: the fastest version vs cuBLAS at 256..8192)
 #include <algorithm>
 #include <array>
 #include <cstdint>
-#include <cstdio>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -92,7 +59,7 @@ static_assert(kBM * kBK == 4 * kThreads && kBK * kBN == 4 * kThreads, "one float
 // (row * K passes 2^31 long before that) are 64-bit.
 constexpr int64_t kMaxDim = int64_t(1) << 30;
 
-// ---------------------------------------------------------------------------------------------
+// ---- kernels ------------------------------------------------------------------------------------
 // Layouts: float offset of tile element (row, col), row < kBK, col < kCols; kFloats: array size.
 struct Linear {
   static constexpr int kFloats = kBK * kCols;
@@ -137,7 +104,12 @@ static_assert(layout_is_valid<Linear>() && layout_is_valid<PaddedRows>() &&
                   layout_is_valid<Padded>() && layout_is_valid<Swizzled>(),
               "a layout must be one-to-one and keep float4 groups intact");
 
-// Who touches which tile element (see the opening comment). Shared by kernel and model.
+// Who touches which tile element (thread t = 0..255), per k-tile. Shared by kernel and model.
+//   A store   4 requests, 4 bytes:  t writes As[k = 4 (t % 2) + j][m = t / 2], j = 0..3
+//                                   (the transposing store of the float4 it read from A)
+//   B store   1 request, 16 bytes:  t writes Bs[k = t / 32][n = 4 (t % 32) .. +3]
+//   A frag   16 requests, 16 bytes: t reads As[d][8 (t / 16) + 4h .. +3], d = 0..7, h = 0, 1
+//   B frag   16 requests, 16 bytes: t reads Bs[d][8 (t % 16) + 4h .. +3]
 __host__ __device__ constexpr int a_store_row(int t, int j) { return (t % 2) * 4 + j; }
 __host__ __device__ constexpr int a_store_col(int t) { return t / 2; }
 __host__ __device__ constexpr int b_store_row(int t) { return t / 32; }
@@ -158,7 +130,6 @@ __device__ __forceinline__ float4 load4(const float* __restrict__ row, int col, 
   return v;
 }
 
-// ---------------------------------------------------------------------------------------------
 // Day 015's vectorized kernel with the shared-memory layout L for both tiles.
 template <class L>
 __global__ void __launch_bounds__(kThreads, 2)
@@ -229,6 +200,7 @@ __global__ void __launch_bounds__(kThreads, 2)
   }
 }
 
+// ---- launchers ----------------------------------------------------------------------------------
 template <class L>
 void launch_layout(const gpu100::GemmOperands& o, cudaStream_t s) {
   const auto* A = static_cast<const float*>(o.A);
@@ -248,9 +220,30 @@ void launch_layout(const gpu100::GemmOperands& o, cudaStream_t s) {
   LAUNCH_CHECK();
 }
 
-// ---------------------------------------------------------------------------------------------
-// The bank model (opening comment). words[lane]: first 4-byte word the lane accesses; width: words
-// per lane (1 or 4). Returns the wavefronts of the request.
+using Layout = int (*)(int row, int col);  // L::at: float offset of tile element (row, col)
+
+struct Version {
+  const char* name;
+  gpu100::GemmLauncher launch;
+  Layout at;       // for the bank model
+  int smem_bytes;  // both tiles
+};
+const Version kVersions[] = {
+    {"linear", launch_layout<Linear>, Linear::at, 2 * Linear::kFloats * 4},
+    {"padded_rows", launch_layout<PaddedRows>, PaddedRows::at, 2 * PaddedRows::kFloats * 4},
+    {"padded", launch_layout<Padded>, Padded::at, 2 * Padded::kFloats * 4},
+    {"swizzled", launch_layout<Swizzled>, Swizzled::at, 2 * Swizzled::kFloats * 4},
+};
+
+std::vector<gpu100::GemmVersion> gemm_versions() {
+  std::vector<gpu100::GemmVersion> v;
+  for (const Version& x : kVersions) v.push_back({x.name, x.launch});
+  return v;
+}
+
+// ---- analysis: the bank model -------------------------------------------------------------------
+// words[lane]: first 4-byte word the lane accesses; width: words per lane (1 or 4). Returns the
+// wavefronts of the request.
 int wavefronts(const std::array<int, 32>& words, int width) {
   const int phase = 32 / width;  // lanes served together: 32 for 4-byte, 8 for 16-byte accesses
   int total = 0;
@@ -272,9 +265,8 @@ struct AccessCost {
   int ideal = 0;           // wavefronts per request without conflicts
 };
 
-// The four accesses of one k-tile (A store, B store, A frag, B frag) under layout L.
-template <class L>
-std::array<AccessCost, 4> layout_costs() {
+// The four accesses of one k-tile (A store, B store, A frag, B frag) under the layout `at`.
+std::array<AccessCost, 4> layout_costs(Layout at) {
   std::array<AccessCost, 4> cost;
   auto add = [&](AccessCost& c, int width, auto word_of_lane) {
     for (int w = 0; w < kThreads / 32; ++w) {
@@ -285,26 +277,59 @@ std::array<AccessCost, 4> layout_costs() {
     c.ideal = width == 1 ? 1 : 4;
   };
   for (int j = 0; j < 4; ++j)
-    add(cost[0], 1, [&](int t) { return L::at(a_store_row(t, j), a_store_col(t)); });
+    add(cost[0], 1, [&](int t) { return at(a_store_row(t, j), a_store_col(t)); });
   cost[0].requests = 4;
-  add(cost[1], 4, [&](int t) { return L::at(b_store_row(t), b_store_col(t)); });
+  add(cost[1], 4, [&](int t) { return at(b_store_row(t), b_store_col(t)); });
   cost[1].requests = 1;
   for (int d = 0; d < kBK; ++d)
     for (int h = 0; h < 2; ++h) {
-      add(cost[2], 4, [&](int t) { return L::at(d, a_frag_col(t, h)); });
-      add(cost[3], 4, [&](int t) { return L::at(d, b_frag_col(t, h)); });
+      add(cost[2], 4, [&](int t) { return at(d, a_frag_col(t, h)); });
+      add(cost[3], 4, [&](int t) { return at(d, b_frag_col(t, h)); });
     }
   cost[2].requests = cost[3].requests = 2 * kBK;
   for (auto& c : cost) c.per_request /= double(c.requests * (kThreads / 32));
   return cost;
 }
 
-struct Version {
-  const char* name;
-  gpu100::GemmLauncher launch;
-  std::array<AccessCost, 4> cost;
-  int smem_bytes;
-};
+// Per layout: wavefronts per warp request of each access, and in all per warp per k-tile, next
+// to the measured time of that layout.
+gpu100::Table bank_table(const gpu100::Report& report) {
+  std::vector<std::array<AccessCost, 4>> costs;
+  for (const Version& v : kVersions) costs.push_back(layout_costs(v.at));
+  gpu100::Table t;
+  t.title = "shared-memory wavefronts per warp request (model: 32 banks x 4 B; 16-byte "
+            "accesses served by quarter-warps)";
+  t.columns = {"access", "bytes/lane", "requests/warp/k-tile", "ideal"};
+  for (const Version& v : kVersions) t.columns.push_back(v.name);
+  const char* access_names[4] = {"A store (transposing)", "B store", "A frag load",
+                                 "B frag load"};
+  for (size_t i = 0; i < 4; ++i) {
+    const AccessCost& c0 = costs[0][i];
+    std::vector<gpu100::Cell> row = {access_names[i], c0.ideal == 1 ? 4 : 16, c0.requests,
+                                     c0.ideal};
+    for (const auto& c : costs) row.emplace_back(c[i].per_request);
+    t.add_row(std::move(row));
+  }
+  double ideal = 0;
+  for (const AccessCost& c : costs[0]) ideal += c.ideal * c.requests;
+  std::vector<gpu100::Cell> all = {"all, per warp per k-tile", "", "", ideal};
+  for (const auto& cost : costs) {
+    double sum = 0;
+    for (const AccessCost& c : cost) sum += c.per_request * c.requests;
+    all.emplace_back(sum);
+  }
+  t.add_row(std::move(all));
+  std::vector<gpu100::Cell> smem = {"shared memory per block (bytes)", "", "", ""};
+  for (const Version& v : kVersions) smem.emplace_back(v.smem_bytes);
+  t.add_row(std::move(smem));
+  std::vector<gpu100::Cell> measured = {"measured median ms", "", "", ""};
+  for (const Version& v : kVersions) {
+    const gpu100::VersionResult* r = report.find(v.name);
+    measured.push_back(r && r->time.valid() ? gpu100::Cell(r->time.median_ms) : gpu100::Cell("-"));
+  }
+  t.add_row(std::move(measured));
+  return t;
+}
 
 }  // namespace
 
@@ -314,69 +339,14 @@ int main(int argc, char** argv) {
       "and XOR-swizzled shared-memory tiles; bank conflicts counted by a model; vs cublasSgemm");
   gpu100::GemmArgs args;  // --m --n --k --sweep
   args.add_to(cli, kMaxDim);
-  const int64_t &m = args.m, &n = args.n, &k = args.k;
-  const std::vector<Version> versions = {
-      {"linear", launch_layout<Linear>, layout_costs<Linear>(), 2 * Linear::kFloats * 4},
-      {"padded_rows", launch_layout<PaddedRows>, layout_costs<PaddedRows>(),
-       2 * PaddedRows::kFloats * 4},
-      {"padded", launch_layout<Padded>, layout_costs<Padded>(), 2 * Padded::kFloats * 4},
-      {"swizzled", launch_layout<Swizzled>, layout_costs<Swizzled>(), 2 * Swizzled::kFloats * 4},
-  };
-  cli.kernels_of(versions);
+  cli.kernels_of(kVersions);
 
   return gpu100::run(cli, argc, argv, [&](gpu100::Context& ctx) {
-    auto& report = ctx.report();
-    gpu100::GemmProblem problem(ctx, m, n, k);
-
-    std::vector<gpu100::GemmVersion> runs;
-    for (const auto& v : versions) runs.push_back({v.name, v.launch});
-    problem.run(runs, args.sweep);
-
-    // The bank model, per layout: wavefronts per warp request of each access, and in all per
-    // warp per k-tile, next to the measured time of that layout.
-    gpu100::Table t;
-    t.title = "shared-memory wavefronts per warp request (model: 32 banks x 4 B; 16-byte "
-              "accesses served by quarter-warps)";
-    t.columns = {"access", "bytes/lane", "requests/warp/k-tile", "ideal"};
-    for (const auto& v : versions) t.columns.push_back(v.name);
-    const char* access_names[4] = {"A store (transposing)", "B store", "A frag load",
-                                   "B frag load"};
-    for (size_t i = 0; i < 4; ++i) {
-      const AccessCost& c0 = versions[0].cost[i];
-      std::vector<gpu100::Cell> row = {access_names[i], c0.ideal == 1 ? 4 : 16, c0.requests,
-                                       c0.ideal};
-      for (const auto& v : versions) row.emplace_back(v.cost[i].per_request);
-      t.add_row(std::move(row));
-    }
-    {
-      double ideal = 0;
-      for (const auto& c : versions[0].cost) ideal += c.ideal * c.requests;
-      std::vector<gpu100::Cell> row = {"all, per warp per k-tile", "", "", ideal};
-      for (const auto& v : versions) {
-        double sum = 0;
-        for (const auto& c : v.cost) sum += c.per_request * c.requests;
-        row.emplace_back(sum);
-      }
-      t.add_row(std::move(row));
-    }
-    {
-      std::vector<gpu100::Cell> row = {"shared memory per block (bytes)", "", "", ""};
-      for (const auto& v : versions) row.emplace_back(v.smem_bytes);
-      t.add_row(std::move(row));
-    }
-    {
-      std::vector<gpu100::Cell> row = {"measured median ms", "", "", ""};
-      for (const auto& v : versions) {
-        gpu100::Cell cell("-");
-        for (const auto& r : report.versions())
-          if (r.name == v.name && r.time.valid()) cell = gpu100::Cell(r.time.median_ms);
-        row.push_back(cell);
-      }
-      t.add_row(std::move(row));
-    }
-    report.table(std::move(t));
-    report.note("bank model: computed on the host from the kernel's own index functions; a "
-                "profiler's l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{ld,st} counts "
-                "what the chip did");
+    gpu100::GemmProblem problem(ctx, args.m, args.n, args.k);
+    problem.run(gemm_versions(), args.sweep);
+    ctx.report().table(bank_table(ctx.report()));
+    ctx.report().note("bank model: computed on the host from the kernel's own index functions; a "
+                      "profiler's l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{ld,st} counts "
+                      "what the chip did");
   });
 }

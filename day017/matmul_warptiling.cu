@@ -13,94 +13,216 @@
 //               twice in each direction by a 16 x 32 "sub-tile" in which lane l owns the 4 x 4
 //               block at (4 * (l / 8), 4 * (l % 8)).
 //
-// Why the sub-tiles: in one k step a lane needs 8 values of A (its rows) and 8 of B (its
-// columns). Laid out 2 x 2 x (4 x 4), those are two float4 of A and two float4 of B
-// (ld.shared.v4), and for each of the four loads the warp reads ONE contiguous run of shared
-// memory: 4 distinct float4 of A (64 bytes, each shared by 8 lanes) or 8 distinct float4 of B
-// (128 bytes, each shared by 4 lanes). Contiguous, aligned runs of at most 128 bytes touch every
-// bank at most once: no bank conflicts, and the broadcast serves the lanes that share a value.
-// The previous day's layout (thread tile 8 x 8 contiguous, `vectorized` below) has lanes 32
-// bytes apart, so a warp's B load spans 512 bytes in 16 pieces and two lanes of a quarter-warp
-// hit the same bank. Per k step a warp now moves 96 floats (32 of A + 64 of B) out of shared
-// memory for 2048 FMAs, and every thread issues 4 shared loads for 64 FFMAs.
-//
-// The rest of the design, and why:
-//   - A is stored transposed in shared memory (As[k][m]), so the 4 rows a lane needs at one k
-//     are one float4. Row length BM + 4: the padding shifts each k row by 4 banks, which makes
-//     the transposing stores conflict-free as well: each warp loads a 16-row x 8-column chunk of
-//     A (two float4 per row, one full 32-byte sector of global memory per row), and with the
-//     4-float shift its 32 lanes store column q of that chunk into 32 different banks. (+4 rather
-//     than +1 keeps every row 16-byte aligned for the float4 reads.)
-//   - Global loads are float4 (ld.global.nc.v4) for every tile that lies inside the matrices;
-//     a block-uniform test picks that path, so the common case has no per-element guards. Tiles
-//     that cross the last row, column or K, and matrices whose K or N is not a multiple of 4
-//     (a float4 would straddle two rows and lose 16-byte alignment), take a guarded path that
-//     loads what exists element by element and fills the rest of the tile with zeros, which add
-//     nothing to the dot products. The C store is float4 where the 4 columns exist and N keeps
-//     rows 16-byte aligned, scalar otherwise. No access is ever out of bounds.
-//   - All loads of a tile are issued before any of them is stored to shared memory, so the 4
-//     float4 loads of a thread are in flight together.
-//   - This loader and the C store live in common/include/gpu100/sgemm_tiles.cuh, for day 018 too:
-//     TileShape says which thread loads which float4 of the A and B tiles, TileLoader::load
-//     brings them into registers (guarded only at the edges), TileLoader::store writes them to
-//     shared memory with A transposed, and store4 writes C, float4 where the matrix allows it.
-//   - Resources (ptxas -v, CUDA 13.0, sm_90 / sm_80): warptile 127 / 123 registers, 16640 bytes
-//     static shared memory; vectorized 127 / 121 registers, 8192 bytes; no spills (the ptx test
-//     checks). The loader keeps little between tiles (two running pointers and three counts)
-//     because every register it holds is one the accumulators and fragments cannot have.
-//     __launch_bounds__(256, 2) asks for at most 128 registers so that 2 blocks (16 warps) fit
-//     on one SM: 64 accumulators + 16 fragment registers + addresses fill them. 2 x 16.25 KB of
-//     shared memory per SM is far from the limit; registers are what bound the occupancy, and
-//     25% occupancy is enough because each warp has 64 independent FFMAs per k step to issue.
-//     While one block waits at its barrier for the next tiles, the other one computes; day 018
-//     removes that wait with a second shared-memory buffer.
-//   - Traffic: at 4096^3 every block reads 128 x 4096 of A and 4096 x 128 of B, 4.3 GB in total
-//     through L2 for 137 GFLOP (32 FLOP per byte): at cuBLAS's rate that is under 2 TB/s, well
-//     inside what the H100's L2 delivers; the kernel is bound by FFMA issue and shared loads.
-//
-// Goal: >= 90% of cuBLAS SGEMM at 4096^3 on an H100. Not measured yet: the numbers in
-// results/ will say whether the design meets it.
+// Per k step a lane then reads its 8 A and 8 B values as four float4 (ld.shared.v4), and for
+// each of them the warp reads ONE contiguous, aligned run of at most 128 bytes: no bank
+// conflicts, and a broadcast for the lanes that share a value. The tile loader below (global ->
+// registers -> shared memory, A transposed into rows padded by 4 floats, unguarded float4 inside
+// the matrices, guarded loads with zero fill at the edges) feeds it.
 //
 // Versions
 //   vectorized  the day-015 kernel: 128 x 128 x 8 block tile, 256 threads, each an 8 x 8
-//               contiguous thread tile; float4 global loads, A transposed, unpadded (2-way
-//               conflicts on the transposing stores, 2-way on the B reads).
-//   warptile    block tile -> warp tile -> thread tile as above.
+//               contiguous thread tile; float4 global loads, A transposed, unpadded.
+//   warptile    block tile -> warp tile -> thread tile as above, __launch_bounds__(256, 2).
 //
 // Shapes: row-major, C[M x N] = A[M x K] * B[K x N], arbitrary M, N, K (1 to 2^30 each). Blocks
 // are numbered in one dimension (tile row = blockIdx.x / tiles_n), so no shape meets the 65535
-// limit of gridDim.y.
+// limit of gridDim.y. The program notes the registers, shared memory and blocks per SM that the
+// compiler and the occupancy calculator gave each kernel on the device it runs on.
 //
 // Check: every entry (at --quick sizes) or ~4096 sampled entries, last row and column included,
 // against a double-precision CPU dot product, with gemm_tolerance(K). Baseline: cublasSgemm
 // (plain FP32, no TF32) on the same inputs in the same run.
 //
 // Run:  build/bin/day017 [--m 4096 --n 4096 --k 4096] [--kernel warptile] [--sweep]
-#include <algorithm>
+#include <fmt/core.h>
+
 #include <cstdint>
-#include <cstdio>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "gpu100/gemm.h"
 #include "gpu100/gpu100.h"
-#include "gpu100/sgemm_tiles.cuh"
 
 namespace {
 
-// The block tile and its guarded loader and C store, from gpu100/sgemm_tiles.cuh: TileShape
-// (block tile, shared layouts, which thread loads what), TileLoader (global -> registers ->
-// shared memory), store4 (4 outputs of a row of C), component (a float4's x/y/z/w by index).
-using gpu100::sgemm::component;
-using gpu100::sgemm::store4;
-using gpu100::sgemm::TileLoader;
-using gpu100::sgemm::TileShape;
+constexpr int64_t kMaxDim = int64_t(1) << 30;
 
-// ---------------------------------------------------------------------------------------------
-// Tile shapes. WarpTiling adds the warp and thread levels to TileShape. Everything is a
-// compile-time constant, so every register array below is indexed with constants only and stays
-// in registers.
+// ---- kernels: the tile loader -------------------------------------------------------------------
+// Any M, N, K: tiles that lie inside the matrices load with unguarded float4; tiles that cross an
+// edge load what exists element by element and fill the rest with zeros (which add nothing to the
+// dot products); C is written only where it exists. float4 (16-byte) global accesses only where
+// the matrix allows them: row length a multiple of 4 and a 16-byte aligned base (the launcher's
+// a_vec / b_vec / c_vec). No access is ever out of bounds.
+
+// The block tile and how its threads load it. Everything is a compile-time constant, so every
+// register array sized by it is indexed with constants only and stays in registers. A is stored
+// transposed in shared memory (As[k][m], rows of BM + APad_ floats), B as it is (Bs[k][n]).
+template <int BM_, int BN_, int BK_, int Threads_, int APad_>
+struct TileShape {
+  static constexpr int BM = BM_, BN = BN_, BK = BK_;
+  static constexpr int kThreads = Threads_, kWarps = Threads_ / 32;
+  static constexpr int kAStride = BM + APad_;  // floats per k row of the transposed A tile
+  static constexpr int kBStride = BN;
+  static constexpr int kAFloats = BK * kAStride, kBFloats = BK * kBStride;
+
+  // A (BM x BK, row-major in global memory): every warp loads chunks of 16 rows x 8 columns,
+  // lane l taking row l % 16 and the float4 at column 4 * (l / 16). One pass of all warps covers
+  // kAPassRows x kAPassK; kALoadsM x kALoadsK passes cover the tile.
+  static constexpr int kAPassRows = 16 * kWarps < BM ? 16 * kWarps : BM;
+  static constexpr int kAPassK = 8 * kWarps / (kAPassRows / 16);
+  static constexpr int kALoadsM = BM / kAPassRows, kALoadsK = BK / kAPassK;
+  // B (BK x BN): consecutive threads take consecutive float4 of a row.
+  static constexpr int kBVecPerRow = BN / 4;
+  static constexpr int kBPassRows = kThreads / kBVecPerRow;
+  static constexpr int kBLoads = BK / kBPassRows;
+
+  static_assert(kThreads % 32 == 0, "whole warps");
+  static_assert(BM % 32 == 0 && BN % 32 == 0, "tiles of whole banks");
+  static_assert(APad_ % 4 == 0, "the padding must keep float4 rows 16-byte aligned");
+  // The warps of one pass split into whole columns of 16-row chunks: without this (e.g. 8 warps
+  // over BM = 96, 6 chunks) kAPassK is rounded down, some chunks get loaded twice, some columns
+  // never, and a_col + j * kAPassK stops being a multiple of 4 (misaligned float4).
+  static_assert(kWarps % (kAPassRows / 16) == 0, "A load passes: warps in whole chunk columns");
+  static_assert(BM % kAPassRows == 0 && kAPassK >= 8 && BK % kAPassK == 0, "A load passes");
+  static_assert(kThreads % kBVecPerRow == 0 && BK % kBPassRows == 0, "B load passes");
+};
+
+// Up to four consecutive floats at p, zero where they do not exist: `ok` says whether the row
+// exists, `avail` how many of the 4 columns do (any int; <= 0: none). `vec`: the matrix allows
+// 16-byte loads (row length a multiple of 4, aligned base), so p is 16-byte aligned.
+__device__ __forceinline__ float4 load4_guarded(const float* __restrict__ p, bool ok, int avail,
+                                                bool vec) {
+  float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
+  if (ok && avail > 0) {
+    if (vec && avail >= 4) {
+      v = __ldg(reinterpret_cast<const float4*>(p));
+    } else {
+      v.x = __ldg(p);
+      if (avail > 1) v.y = __ldg(p + 1);
+      if (avail > 2) v.z = __ldg(p + 2);
+      if (avail > 3) v.w = __ldg(p + 3);
+    }
+  }
+  return v;
+}
+
+// The global loads of one thread, tile after tile along K. What it keeps between tiles is small
+// on purpose (two running pointers, the strides and three counts): at the 128-register cap every
+// register it holds is one fewer for the accumulators and fragments. The pointers may point past
+// the matrix (rows or columns the tile does not have); they are dereferenced only where the
+// element exists.
+template <class T>
+struct TileLoader {
+  float4 a[T::kALoadsM][T::kALoadsK];  // staging registers
+  float4 b[T::kBLoads];
+  const float* a_ptr;  // &A[m0 + a_row][k0 + a_col] of the next tile
+  const float* b_ptr;  // &B[k0 + b_row][n0 + b_col]
+  int K, N;
+  int a_rows;  // rows of A from this thread's first row on: M - (m0 + a_row)
+  int b_cols;  // columns of B from this thread's first column on: N - (n0 + b_col)
+  int a_col, b_row;
+
+  __device__ TileLoader(const float* __restrict__ A, const float* __restrict__ B, int M, int N_,
+                        int K_, int m0, int n0)
+      : K(K_), N(N_) {
+    const int a_row = first_a_row();
+    a_col = (int(threadIdx.x) / 32 / kChunksM) * 8 + (int(threadIdx.x) % 32 / 16) * 4;
+    b_row = int(threadIdx.x) / T::kBVecPerRow;
+    const int b_col = first_b_col();
+    a_ptr = A + int64_t(m0 + a_row) * K + a_col;
+    b_ptr = B + int64_t(b_row) * N + (n0 + b_col);
+    a_rows = M - (m0 + a_row);
+    b_cols = N - (n0 + b_col);
+  }
+
+  static constexpr int kChunksM = T::kAPassRows / 16;
+  __device__ static int first_a_row() {
+    return (int(threadIdx.x) / 32 % kChunksM) * 16 + int(threadIdx.x) % 16;
+  }
+  __device__ static int first_b_col() { return (int(threadIdx.x) % T::kBVecPerRow) * 4; }
+
+  // Issues every global load of the next tile (none is waited for here) and moves on by BK.
+  // k_rem = K - k0 of that tile. fast (block-uniform): the whole tile lies inside the matrix
+  // and float4 is allowed; no guards. vec: float4 allowed where 4 elements exist.
+  __device__ __forceinline__ void load(int k_rem, bool a_fast, bool b_fast, bool a_vec,
+                                       bool b_vec) {
+    if (a_fast) {
+#pragma unroll
+      for (int i = 0; i < T::kALoadsM; ++i)
+#pragma unroll
+        for (int j = 0; j < T::kALoadsK; ++j)
+          a[i][j] = __ldg(reinterpret_cast<const float4*>(
+              a_ptr + int64_t(i * T::kAPassRows) * K + j * T::kAPassK));
+    } else {
+#pragma unroll
+      for (int i = 0; i < T::kALoadsM; ++i)
+#pragma unroll
+        for (int j = 0; j < T::kALoadsK; ++j)
+          a[i][j] = load4_guarded(a_ptr + int64_t(i * T::kAPassRows) * K + j * T::kAPassK,
+                                  i * T::kAPassRows < a_rows, k_rem - a_col - j * T::kAPassK,
+                                  a_vec);
+    }
+    if (b_fast) {
+#pragma unroll
+      for (int i = 0; i < T::kBLoads; ++i)
+        b[i] = __ldg(reinterpret_cast<const float4*>(b_ptr + int64_t(i * T::kBPassRows) * N));
+    } else {
+#pragma unroll
+      for (int i = 0; i < T::kBLoads; ++i)
+        b[i] = load4_guarded(b_ptr + int64_t(i * T::kBPassRows) * N,
+                             b_row + i * T::kBPassRows < k_rem, b_cols, b_vec);
+    }
+    a_ptr += T::BK;
+    b_ptr += int64_t(T::BK) * N;
+  }
+
+  // Writes the staging registers to the shared tiles: A transposed (As[k][m]), B as it is
+  // (Bs[k][n]). The A stores of a warp: lanes 0-15 write 16
+  // consecutive floats of one k row, lanes 16-31 of the row 4 further, 4 * kAStride floats away:
+  // 16 banks away with a padding of 4 (conflict-free), the same banks without padding (2-way
+  // conflicts).
+  __device__ __forceinline__ void store(float* __restrict__ As, float* __restrict__ Bs) const {
+    const int a_row = first_a_row(), b_col = first_b_col();
+#pragma unroll
+    for (int i = 0; i < T::kALoadsM; ++i)
+#pragma unroll
+      for (int j = 0; j < T::kALoadsK; ++j) {
+        float* p = As + (a_col + j * T::kAPassK) * T::kAStride + a_row + i * T::kAPassRows;
+        p[0] = a[i][j].x;
+        p[T::kAStride] = a[i][j].y;
+        p[2 * T::kAStride] = a[i][j].z;
+        p[3 * T::kAStride] = a[i][j].w;
+      }
+#pragma unroll
+    for (int i = 0; i < T::kBLoads; ++i)
+      *reinterpret_cast<float4*>(Bs + (b_row + i * T::kBPassRows) * T::kBStride + b_col) = b[i];
+  }
+};
+
+// A float4's x / y / z / w by index, for the outer products over float4 fragments.
+__device__ __forceinline__ float component(const float4& v, int c) {
+  return c == 0 ? v.x : c == 1 ? v.y : c == 2 ? v.z : v.w;  // c is a constant after unrolling
+}
+
+// Writes a thread's 4 consecutive outputs of one row: one float4 store where all 4 columns
+// exist and the row keeps 16-byte alignment, scalar stores otherwise.
+__device__ __forceinline__ void store4(float* __restrict__ C, int M, int N, int row, int col,
+                                       float4 v, bool c_vec) {
+  if (row >= M) return;
+  float* p = C + int64_t(row) * N + col;
+  if (c_vec && col + 4 <= N) {
+    *reinterpret_cast<float4*>(p) = v;
+  } else {
+    if (col < N) p[0] = v.x;
+    if (col + 1 < N) p[1] = v.y;
+    if (col + 2 < N) p[2] = v.z;
+    if (col + 3 < N) p[3] = v.w;
+  }
+}
+
+// ---- kernels: vectorized and warptile -----------------------------------------------------------
+// WarpTiling adds the warp and thread levels to TileShape.
 template <int BM_, int BN_, int BK_, int WM_, int WN_, int WMITER_, int WNITER_, int MinBlocks_>
 struct WarpTiling : TileShape<BM_, BN_, BK_, 32 * (BM_ / WM_) * (BN_ / WN_), 4> {
   static constexpr int WM = WM_, WN = WN_, WMITER = WMITER_, WNITER = WNITER_;
@@ -115,7 +237,6 @@ struct WarpTiling : TileShape<BM_, BN_, BK_, 32 * (BM_ / WM_) * (BN_ / WN_), 4> 
   static_assert((kSubM / 4) * (kSubN / 4) == 32, "one 4 x 4 block per lane in each sub-tile");
 };
 
-// ---------------------------------------------------------------------------------------------
 // vectorized: 8 x 8 contiguous outputs per thread (16 x 16 threads over a 128 x 128 tile).
 using VecShape = TileShape<128, 128, 8, 256, 0>;
 
@@ -161,7 +282,6 @@ __global__ void __launch_bounds__(VecShape::kThreads, 2)
              c_vec);
 }
 
-// ---------------------------------------------------------------------------------------------
 // warptile: block tile -> warp tile -> thread tile.
 using WarpTile = WarpTiling<128, 128, 16, 32, 64, 2, 2, 2>;
 
@@ -213,75 +333,77 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
              c_vec);
 }
 
-// ---------------------------------------------------------------------------------------------
-// Launchers. One block per BM x BN tile, numbered along N first (blocks that run together share
-// their A rows in L2).
+// ---- launchers ----------------------------------------------------------------------------------
+// One block per BM x BN tile, numbered along N first (blocks that run together share their A rows
+// in L2).
 template <int BM, int BN, int Threads, class Kernel>
-void launch_tiles(Kernel kernel, const float* A, const float* B, float* C, int64_t m, int64_t n,
-                  int64_t k, cudaStream_t s) {
-  const int64_t tiles_n = gpu100::ceil_div<int64_t>(n, BN);
-  const int64_t tiles = gpu100::ceil_div<int64_t>(m, BM) * tiles_n;
+void launch_tiles(Kernel kernel, const gpu100::GemmOperands& o, cudaStream_t s) {
+  const auto* A = static_cast<const float*>(o.A);
+  const auto* B = static_cast<const float*>(o.B);
+  auto* C = static_cast<float*>(o.C);
+  const int64_t tiles_n = gpu100::ceil_div<int64_t>(o.n, BN);
+  const int64_t tiles = gpu100::ceil_div<int64_t>(o.m, BM) * tiles_n;
   if (tiles > INT32_MAX) throw std::invalid_argument("too many tiles for a 1D grid");
   // float4 access needs 16-byte aligned rows: row length a multiple of 4 and an aligned base.
-  const bool a_vec = k % 4 == 0 && gpu100::is_aligned(A, 16);
-  const bool b_vec = n % 4 == 0 && gpu100::is_aligned(B, 16);
-  const bool c_vec = n % 4 == 0 && gpu100::is_aligned(C, 16);
-  kernel<<<unsigned(tiles), Threads, 0, s>>>(A, B, C, int(m), int(n), int(k), int(tiles_n), a_vec,
-                                             b_vec, c_vec);
+  const bool a_vec = o.k % 4 == 0 && gpu100::is_aligned(A, 16);
+  const bool b_vec = o.n % 4 == 0 && gpu100::is_aligned(B, 16);
+  const bool c_vec = o.n % 4 == 0 && gpu100::is_aligned(C, 16);
+  kernel<<<unsigned(tiles), Threads, 0, s>>>(A, B, C, int(o.m), int(o.n), int(o.k), int(tiles_n),
+                                             a_vec, b_vec, c_vec);
   LAUNCH_CHECK();
 }
 
-void run_vectorized(const float* A, const float* B, float* C, int64_t m, int64_t n, int64_t k,
-                    cudaStream_t s) {
-  launch_tiles<VecShape::BM, VecShape::BN, VecShape::kThreads>(sgemm_vectorized, A, B, C, m, n,
-                                                               k, s);
+void launch_vectorized(const gpu100::GemmOperands& o, cudaStream_t s) {
+  launch_tiles<VecShape::BM, VecShape::BN, VecShape::kThreads>(sgemm_vectorized, o, s);
 }
 
-void run_warptile(const float* A, const float* B, float* C, int64_t m, int64_t n, int64_t k,
-                  cudaStream_t s) {
-  launch_tiles<WarpTile::BM, WarpTile::BN, WarpTile::kThreads>(sgemm_warptile<WarpTile>, A, B, C,
-                                                               m, n, k, s);
+void launch_warptile(const gpu100::GemmOperands& o, cudaStream_t s) {
+  launch_tiles<WarpTile::BM, WarpTile::BN, WarpTile::kThreads>(sgemm_warptile<WarpTile>, o, s);
 }
 
-// "128 regs, 16640 B smem, 2 blocks/SM": what the compiler and the occupancy calculator made of
-// a kernel on this device, to compare with the design in the opening comment.
-template <class Kernel>
-std::string resources(Kernel kernel, int threads) {
+struct Version {
+  const char* name;
+  void (*launch)(const gpu100::GemmOperands&, cudaStream_t);
+  const void* kernel;  // for its resources
+  int threads;
+};
+const Version kVersions[] = {
+    {"vectorized", launch_vectorized, reinterpret_cast<const void*>(sgemm_vectorized),
+     VecShape::kThreads},
+    {"warptile", launch_warptile, reinterpret_cast<const void*>(sgemm_warptile<WarpTile>),
+     WarpTile::kThreads},
+};
+
+std::vector<gpu100::GemmVersion> gemm_versions() {
+  std::vector<gpu100::GemmVersion> v;
+  for (const Version& x : kVersions) v.push_back({x.name, x.launch});
+  return v;
+}
+
+// ---- analysis -----------------------------------------------------------------------------------
+// "128 registers, 16640 B shared, ...": what the compiler and the occupancy calculator made of a
+// kernel on this device, to compare with the design (PROGRESS.md).
+std::string resources(const Version& v) {
   cudaFuncAttributes attr{};
-  CUDA_CHECK(cudaFuncGetAttributes(&attr, kernel));
+  CUDA_CHECK(cudaFuncGetAttributes(&attr, v.kernel));
   int blocks = 0;
-  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, threads, 0));
-  char s[160];
-  std::snprintf(s, sizeof s, "%d registers, %zu B shared, %zu B local (spills), %d blocks/SM",
-                attr.numRegs, attr.sharedSizeBytes, attr.localSizeBytes, blocks);
-  return s;
+  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, v.kernel, v.threads, 0));
+  return fmt::format("{}: {} registers, {} B shared, {} B local (spills), {} blocks/SM", v.name,
+                     attr.numRegs, attr.sharedSizeBytes, attr.localSizeBytes, blocks);
 }
 
 }  // namespace
 
-// A launcher of the GEMM days' common shape for one of the kernels above.
-template <void (*Run)(const float*, const float*, float*, int64_t, int64_t, int64_t, cudaStream_t)>
-void launch(const gpu100::GemmOperands& o, cudaStream_t s) {
-  Run(static_cast<const float*>(o.A), static_cast<const float*>(o.B), static_cast<float*>(o.C),
-      o.m, o.n, o.k, s);
-}
-
 int main(int argc, char** argv) {
   gpu100::Cli cli("FP32 SGEMM with warp tiling (block -> warp -> thread tiles) vs cublasSgemm");
-  constexpr int64_t kMaxDim = int64_t(1) << 30;
   gpu100::GemmArgs args;  // --m --n --k --sweep
   args.add_to(cli, kMaxDim);
-  const std::vector<gpu100::GemmVersion> versions = {{"vectorized", launch<run_vectorized>},
-                                                     {"warptile", launch<run_warptile>}};
-  cli.kernels({"vectorized", "warptile"});
+  cli.kernels_of(kVersions);
 
   return gpu100::run(cli, argc, argv, [&](gpu100::Context& ctx) {
     gpu100::GemmProblem problem(ctx, args.m, args.n, args.k);
-    problem.run(versions, args.sweep);
-    auto& report = ctx.report();
-    if (ctx.want("vectorized"))
-      report.note("vectorized: " + resources(sgemm_vectorized, VecShape::kThreads));
-    if (ctx.want("warptile"))
-      report.note("warptile: " + resources(sgemm_warptile<WarpTile>, WarpTile::kThreads));
+    problem.run(gemm_versions(), args.sweep);
+    for (const Version& v : kVersions)
+      if (ctx.want(v.name)) ctx.report().note(resources(v));
   });
 }

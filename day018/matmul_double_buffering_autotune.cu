@@ -4,127 +4,240 @@
 // Day 017's warp-tiled kernel does, for every BK-deep slice of K:
 //   global loads -> (wait ~1 us) -> shared stores -> barrier -> BK k steps of FFMAs -> barrier.
 // During the wait the block computes nothing; only the second block on the SM (2 fit) can use
-// the FP32 pipes, and when both wait at once they idle. Two ideas remove the wait and the guess.
+// the FP32 pipes. Two ideas remove the wait and the guess.
 //
-// 1. Double buffering. Two shared-memory stages. While the warps compute tile t out of one
-//    stage, the global loads of tile t+1 are already in flight into registers (the "staging"
-//    registers); after the math the registers go into the other stage. Per iteration:
-//        issue loads of tile t+1  ->  FFMAs on stage t%2  ->  store tile t+1 to stage (t+1)%2
-//        -> one __syncthreads()
-//    The load latency now hides behind BK k steps of FFMAs. One barrier per tile is enough: it
-//    publishes stage (t+1)%2 for iteration t+1, and it guarantees that every warp finished
-//    reading stage t%2, which iteration t+1 overwrites with tile t+2. (Stage (t+1)%2 may be
-//    written during iteration t: its last reader was iteration t-1, which ended at a barrier.)
-//    The price: twice the shared memory, and the staging registers (one float4 per 4 elements
-//    a thread loads: 2 for 128 x 128 x 8, 4 for x16, 8 for x32 at 256 threads) stay live across
-//    the math, beside the 64 or 128 accumulators. Registers are the budget that decides it:
-//    __launch_bounds__(256, 2) caps a thread at 128 registers (2 blocks = 16 warps per SM).
-//    With BK = 8 the double-buffered kernel fits (125 registers on sm_90). With BK = 16 it fits
-//    only if the inner k loop is unrolled by 2 instead of 16: asked for 16, the compiler hoists
-//    shared loads of later k steps far ahead of their FFMAs, runs out of registers and spills
-//    (ptxas -v: from 8 to several hundred bytes of spill stores, depending on small details of
-//    the code; the ptx test rejects any). The alternative is one
-//    block per SM with up to 255 registers (_b1 configs): 8 warps, which is enough when every
-//    load is prefetched a tile ahead - whether it is faster is what the tuner measures.
-//    The loader (day 017's TileLoader from common/include/gpu100/sgemm_tiles.cuh, which holds the
-//    staging registers) keeps its state between tiles small for the same reason: two running
-//    pointers and three counts instead of matrix bases, indices and bounds.
+// 1. Double buffering. Two shared-memory stages: while the warps compute tile t out of one, the
+//    global loads of tile t+1 are in flight into the staging registers, which go to the other
+//    stage after the math; one __syncthreads() per tile publishes the new stage and ends every
+//    read of the old one. The price: twice the shared memory, and staging registers live across
+//    the math beside the accumulators, under __launch_bounds__'s register cap. The tile loader is
+//    day 017's, changed for this: store() fills one stage [As | Bs] of the dynamic shared array.
+// 2. Autotuning. Which tile is fastest depends on the GPU and the problem by a few percent, too
+//    little for a model to predict: the program compiles a set of configurations, checks every
+//    one (a fast wrong kernel must not win), times them all, tabulates registers, shared memory
+//    and blocks per SM, and names the fastest that passed; --sweep runs it against cuBLAS.
 //
-// 2. Autotuning. Which tile is fastest depends on the GPU (SM count and how many blocks fit: a
-//    partial last wave wastes SMs; registers; shared memory) and on the problem, and the
-//    differences are a few percent either way - too little for a model to predict. So the
-//    program compiles a set of tile configurations (templates, one kernel each), checks every
-//    one against the CPU (an autotuner that picks a fast wrong kernel is worse than none), times
-//    them all on the device at the requested size, prints a table with the registers, shared
-//    memory and blocks per SM that the compiler and the occupancy calculator gave each, and names
-//    the fastest that passed, with its parameters; --sweep runs it against cuBLAS from 256 to
-//    8192. (CUTLASS's profiler and Triton's @autotune do the same thing at larger scale.)
+// Versions (db_<BMxBNxBK>_w<WMxWN>_b<blocks per SM asked of __launch_bounds__>, db = double
+// buffered; thread tile 4*WMITER x 4*WNITER in 4 x 4 sub-tiles as on day 017)
+//   warptile                 day 017's kernel, single stage: the row to beat
+//   db_128x128x8_w32x64_b2   the classic double-buffered tile
+//   db_128x128x16_w32x64_b2  day 017's tile, double-buffered (k loop unrolled by 2)
+//   db_128x128x16_w64x32_b2  the same block tile cut into taller warp tiles
+//   db_128x128x16_w32x64_b1  day 017's tile, one block per SM (up to 255 registers)
+//   db_128x128x32_w32x64_b1  twice the stage depth: 65 KiB of shared memory (opted in)
+//   db_64x128x16_w32x64_b3   128 threads, 3 blocks per SM: smaller tiles, more of them
+//   db_128x64x16_w64x32_b3   its transpose
+//   db_128x128x16_w64x64_b2  128 threads, 16 x 8 outputs per thread
+//   db_128x256x8_w64x64_b1   256 threads, 16 x 8 outputs per thread, the largest tile
+//   db_64x64x16_w32x32_b4    128 threads, 8 x 4 outputs per thread, for small problems
 //
-// The set (11 kernels; names: db_<BMxBNxBK>_w<WMxWN>_b<blocks per SM asked of
-// __launch_bounds__>, db = double-buffered; thread tile = 4*WMITER x 4*WNITER registers, in
-// WMITER x WNITER sub-tiles of 4 x 4 as on day 017; "unroll" is the factor asked of `#pragma unroll` for the inner k
-// loop. nvcc (CUDA 13.0) caps an unrolled body near 512 FFMAs, so where more is asked the PTX
-// shows less: 8 k steps per loop trip for 8 x 8 thread tiles with BK >= 16, 4 for 16 x 8 ones;
-// BK = 8 with 8 x 8 and 64 x 64 x 16 with 8 x 4 are unrolled in full):
-//   warptile                 day 017's kernel (single stage, 128 x 128 x 16, 256 threads, 8 x 8
-//                            per thread, 2 blocks/SM): the row to beat.
-//   db_128x128x8_w32x64_b2   the classic double-buffered SGEMM tile (2 float4 of staging).
-//   db_128x128x16_w32x64_b2  day 017's tile, double-buffered (unroll 2): what double buffering
-//                            alone is worth.
-//   db_128x128x16_w64x32_b2  the same block tile cut into taller warp tiles (unroll 2).
-//   db_128x128x16_w32x64_b1  day 017's tile, one block per SM, unroll asked 16 (8 in the PTX).
-//   db_128x128x32_w32x64_b1  twice the stage: half the barriers per FLOP, 8 float4 of staging,
-//                            65 KiB (66,560 B) of shared memory (over 48 KiB: opted in at run
-//                            time).
-//   db_64x128x16_w32x64_b3   128 threads, 8 x 8 per thread, 3 blocks/SM (cap 168 registers):
-//                            smaller tiles, more of them (better for mid sizes and partial waves).
-//   db_128x64x16_w64x32_b3   its transpose.
-//   db_128x128x16_w64x64_b2  128 threads, 16 x 8 per thread (siboehm's kernel-10 shape): 6
-//                            shared loads for 128 FFMAs per k step, fewer warps.
-//   db_128x256x8_w64x64_b1   256 threads, 16 x 8 per thread, the largest tile.
-//   db_64x64x16_w32x32_b4    128 threads, 8 x 4 per thread: for small problems, where 128 x 128
-//                            tiles leave most SMs idle.
-// Every config keeps 16-byte aligned, conflict-free shared layouts (A transposed, rows padded by
-// 4 floats, as on day 017; fragment reads of a warp are contiguous runs of at most 128 bytes)
-// and fits its register cap without spilling (the ptx test checks all of them).
+// Shapes: row-major, C[M x N] = A[M x K] * B[K x N], arbitrary M, N, K (1 to 2^30 each): edge
+// tiles take guarded loads and stores, interior tiles unguarded float4 (day 017). 1D grid.
 //
-// Resources (ptxas -v, CUDA 13.0; registers per thread on sm_90 / sm_80, all without spills):
-//   warptile 127/123, db_128x128x8_w32x64_b2 125/128, db_128x128x16_w32x64_b2 128/128,
-//   db_128x128x16_w64x32_b2 128/128, db_128x128x16_w32x64_b1 149/143, db_128x128x32_w32x64_b1
-//   167/163, db_64x128x16_w32x64_b3 159/157, db_128x64x16_w64x32_b3 155/149,
-//   db_128x128x16_w64x64_b2 231/231, db_128x256x8_w64x64_b1 219/249, db_64x64x16_w32x32_b4
-//   107/99. The 128-register configs sit at their cap: small changes to the loop (even how the
-//   loop counts its tiles) moved ptxas between 0 and 8 bytes of spills while this was written, so
-//   the kernel below counts K down (k_rem) and swaps two stage pointers instead of keeping a tile
-//   index. The program prints what the driver reports for each config on the device it runs on.
-//
-// Goal: the winner >= day 017 (the `warptile` row, day 017's kernel, is in the table
-// for that comparison) and, like day 017, >= 90% of cuBLAS SGEMM at 4096^3 on an H100. Not
-// measured yet: nothing here has run on a GPU.
-//
-// Versions: `warptile` (single-buffered, day 017) and every config above. All run by default;
-// the winner is the fastest version that passed.
-//
-// Shapes: row-major, C[M x N] = A[M x K] * B[K x N], arbitrary M, N, K (1 to 2^30 each): partial
-// tiles and K or N not a multiple of 4 take guarded loads (element by element, zero fill) and
-// guarded stores; interior tiles take unguarded float4 loads (day 017's loader and C store,
-// gpu100/sgemm_tiles.cuh). 1D grid, so no gridDim.y limit.
-//
-// Check: every entry (at --quick sizes) or ~4096 sampled entries, last row and column included,
-// against a double-precision CPU dot product, with gemm_tolerance(K), for every config. Baseline:
-// cublasSgemm (plain FP32, no TF32) on the same inputs in the same run.
+// Check: every configuration, at every entry (at --quick sizes) or ~4096 sampled entries, last
+// row and column included, against a double-precision CPU dot product, with gemm_tolerance(K).
+// Baseline: cublasSgemm (plain FP32, no TF32) on the same inputs in the same run.
 //
 // Run:  build/bin/day018 [--m 4096 --n 4096 --k 4096] [--kernel warptile,db_128x128x8_w32x64_b2]
 //       [--sweep]
+#include <fmt/core.h>
+
 #include <cstdint>
-#include <cstdio>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "gpu100/gemm.h"
 #include "gpu100/gpu100.h"
-#include "gpu100/sgemm_tiles.cuh"
 
 namespace {
 
-// The block tile and its guarded loader and C store, from gpu100/sgemm_tiles.cuh: TileShape
-// (block tile, shared layouts, which thread loads what), TileLoader (global -> registers ->
-// shared memory), store4 (4 outputs of a row of C), component (a float4's x/y/z/w by index).
-using gpu100::sgemm::component;
-using gpu100::sgemm::store4;
-using gpu100::sgemm::TileLoader;
-using gpu100::sgemm::TileShape;
+constexpr int64_t kMaxDim = int64_t(1) << 30;
 
-// ---------------------------------------------------------------------------------------------
-// Tile shapes. WarpTiling adds the warp and thread levels to TileShape. Everything is a
-// compile-time constant, so every register array below is indexed with constants only and stays
-// in registers.
-// MinBlocks_: __launch_bounds__'s minimum blocks per SM, which caps registers at
-// 65536 / (threads * MinBlocks_). UnrollK_: unroll factor of the inner k loop (see the top).
+// ---- kernels: the tile loader (day 017's, with stages) ------------------------------------------
+// Any M, N, K: tiles that lie inside the matrices load with unguarded float4; tiles that cross an
+// edge load what exists element by element and fill the rest with zeros (which add nothing to the
+// dot products); C is written only where it exists. float4 (16-byte) global accesses only where
+// the matrix allows them: row length a multiple of 4 and a 16-byte aligned base (the launcher's
+// a_vec / b_vec / c_vec). No access is ever out of bounds.
+
+// The block tile and how its threads load it. Everything is a compile-time constant, so every
+// register array sized by it is indexed with constants only and stays in registers. A is stored
+// transposed in shared memory (As[k][m], rows of BM + 4 floats: every configuration here pads, as
+// day 017's warptile does), B as it is (Bs[k][n]). A stage is [As | Bs], kStageFloats floats.
+template <int BM_, int BN_, int BK_, int Threads_>
+struct TileShape {
+  static constexpr int BM = BM_, BN = BN_, BK = BK_;
+  static constexpr int kThreads = Threads_, kWarps = Threads_ / 32;
+  static constexpr int kAStride = BM + 4;  // floats per k row of the transposed A tile
+  static constexpr int kBStride = BN;
+  static constexpr int kAFloats = BK * kAStride, kBFloats = BK * kBStride;
+  static constexpr int kStageFloats = kAFloats + kBFloats;
+
+  // A (BM x BK, row-major in global memory): every warp loads chunks of 16 rows x 8 columns,
+  // lane l taking row l % 16 and the float4 at column 4 * (l / 16). One pass of all warps covers
+  // kAPassRows x kAPassK; kALoadsM x kALoadsK passes cover the tile.
+  static constexpr int kAPassRows = 16 * kWarps < BM ? 16 * kWarps : BM;
+  static constexpr int kAPassK = 8 * kWarps / (kAPassRows / 16);
+  static constexpr int kALoadsM = BM / kAPassRows, kALoadsK = BK / kAPassK;
+  // B (BK x BN): consecutive threads take consecutive float4 of a row.
+  static constexpr int kBVecPerRow = BN / 4;
+  static constexpr int kBPassRows = kThreads / kBVecPerRow;
+  static constexpr int kBLoads = BK / kBPassRows;
+
+  static_assert(kThreads % 32 == 0, "whole warps");
+  static_assert(BM % 32 == 0 && BN % 32 == 0, "tiles of whole banks");
+  static_assert(kAFloats % 4 == 0 && kStageFloats % 4 == 0, "16-byte aligned tiles and stages");
+  // The warps of one pass split into whole columns of 16-row chunks: without this (e.g. 8 warps
+  // over BM = 96, 6 chunks) kAPassK is rounded down, some chunks get loaded twice, some columns
+  // never, and a_col + j * kAPassK stops being a multiple of 4 (misaligned float4).
+  static_assert(kWarps % (kAPassRows / 16) == 0, "A load passes: warps in whole chunk columns");
+  static_assert(BM % kAPassRows == 0 && kAPassK >= 8 && BK % kAPassK == 0, "A load passes");
+  static_assert(kThreads % kBVecPerRow == 0 && BK % kBPassRows == 0, "B load passes");
+};
+
+// Up to four consecutive floats at p, zero where they do not exist: `ok` says whether the row
+// exists, `avail` how many of the 4 columns do (any int; <= 0: none). `vec`: the matrix allows
+// 16-byte loads (row length a multiple of 4, aligned base), so p is 16-byte aligned.
+__device__ __forceinline__ float4 load4_guarded(const float* __restrict__ p, bool ok, int avail,
+                                                bool vec) {
+  float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
+  if (ok && avail > 0) {
+    if (vec && avail >= 4) {
+      v = __ldg(reinterpret_cast<const float4*>(p));
+    } else {
+      v.x = __ldg(p);
+      if (avail > 1) v.y = __ldg(p + 1);
+      if (avail > 2) v.z = __ldg(p + 2);
+      if (avail > 3) v.w = __ldg(p + 3);
+    }
+  }
+  return v;
+}
+
+// The global loads of one thread, tile after tile along K. Double buffering keeps this state and
+// the staging registers live across the whole inner product, so it is small on purpose (two
+// running pointers, the strides and three counts): every register it holds is one fewer for the
+// accumulators and fragments. The pointers may point past the matrix (rows or columns the tile
+// does not have); they are dereferenced only where the element exists.
+template <class T>
+struct TileLoader {
+  float4 a[T::kALoadsM][T::kALoadsK];  // staging registers
+  float4 b[T::kBLoads];
+  const float* a_ptr;  // &A[m0 + a_row][k0 + a_col] of the next tile
+  const float* b_ptr;  // &B[k0 + b_row][n0 + b_col]
+  int K, N;
+  int a_rows;  // rows of A from this thread's first row on: M - (m0 + a_row)
+  int b_cols;  // columns of B from this thread's first column on: N - (n0 + b_col)
+  int a_col, b_row;
+
+  __device__ TileLoader(const float* __restrict__ A, const float* __restrict__ B, int M, int N_,
+                        int K_, int m0, int n0)
+      : K(K_), N(N_) {
+    const int a_row = first_a_row();
+    a_col = (int(threadIdx.x) / 32 / kChunksM) * 8 + (int(threadIdx.x) % 32 / 16) * 4;
+    b_row = int(threadIdx.x) / T::kBVecPerRow;
+    const int b_col = first_b_col();
+    a_ptr = A + int64_t(m0 + a_row) * K + a_col;
+    b_ptr = B + int64_t(b_row) * N + (n0 + b_col);
+    a_rows = M - (m0 + a_row);
+    b_cols = N - (n0 + b_col);
+  }
+
+  static constexpr int kChunksM = T::kAPassRows / 16;
+  __device__ static int first_a_row() {
+    return (int(threadIdx.x) / 32 % kChunksM) * 16 + int(threadIdx.x) % 16;
+  }
+  __device__ static int first_b_col() { return (int(threadIdx.x) % T::kBVecPerRow) * 4; }
+
+  // Issues every global load of the next tile (none is waited for here) and moves on by BK.
+  // k_rem = K - k0 of that tile. fast (block-uniform): the whole tile lies inside the matrix
+  // and float4 is allowed; no guards. vec: float4 allowed where 4 elements exist.
+  __device__ __forceinline__ void load(int k_rem, bool a_fast, bool b_fast, bool a_vec,
+                                       bool b_vec) {
+    if (a_fast) {
+#pragma unroll
+      for (int i = 0; i < T::kALoadsM; ++i)
+#pragma unroll
+        for (int j = 0; j < T::kALoadsK; ++j)
+          a[i][j] = __ldg(reinterpret_cast<const float4*>(
+              a_ptr + int64_t(i * T::kAPassRows) * K + j * T::kAPassK));
+    } else {
+#pragma unroll
+      for (int i = 0; i < T::kALoadsM; ++i)
+#pragma unroll
+        for (int j = 0; j < T::kALoadsK; ++j)
+          a[i][j] = load4_guarded(a_ptr + int64_t(i * T::kAPassRows) * K + j * T::kAPassK,
+                                  i * T::kAPassRows < a_rows, k_rem - a_col - j * T::kAPassK,
+                                  a_vec);
+    }
+    if (b_fast) {
+#pragma unroll
+      for (int i = 0; i < T::kBLoads; ++i)
+        b[i] = __ldg(reinterpret_cast<const float4*>(b_ptr + int64_t(i * T::kBPassRows) * N));
+    } else {
+#pragma unroll
+      for (int i = 0; i < T::kBLoads; ++i)
+        b[i] = load4_guarded(b_ptr + int64_t(i * T::kBPassRows) * N,
+                             b_row + i * T::kBPassRows < k_rem, b_cols, b_vec);
+    }
+    a_ptr += T::BK;
+    b_ptr += int64_t(T::BK) * N;
+  }
+
+  // Writes the staging registers to one stage [As | Bs] of the dynamic shared array (the only
+  // one, or one of two).
+  __device__ __forceinline__ void store(float* stage) const { store(stage, stage + T::kAFloats); }
+  // A transposed (As[k][m]), B as it is (Bs[k][n]). The A stores of a warp: lanes 0-15 write 16
+  // consecutive floats of one k row, lanes 16-31 of the row 4 further, 4 * kAStride floats away:
+  // 16 banks away with the padding of 4 (conflict-free).
+  __device__ __forceinline__ void store(float* __restrict__ As, float* __restrict__ Bs) const {
+    const int a_row = first_a_row(), b_col = first_b_col();
+#pragma unroll
+    for (int i = 0; i < T::kALoadsM; ++i)
+#pragma unroll
+      for (int j = 0; j < T::kALoadsK; ++j) {
+        float* p = As + (a_col + j * T::kAPassK) * T::kAStride + a_row + i * T::kAPassRows;
+        p[0] = a[i][j].x;
+        p[T::kAStride] = a[i][j].y;
+        p[2 * T::kAStride] = a[i][j].z;
+        p[3 * T::kAStride] = a[i][j].w;
+      }
+#pragma unroll
+    for (int i = 0; i < T::kBLoads; ++i)
+      *reinterpret_cast<float4*>(Bs + (b_row + i * T::kBPassRows) * T::kBStride + b_col) = b[i];
+  }
+};
+
+// A float4's x / y / z / w by index, for the outer products over float4 fragments.
+__device__ __forceinline__ float component(const float4& v, int c) {
+  return c == 0 ? v.x : c == 1 ? v.y : c == 2 ? v.z : v.w;  // c is a constant after unrolling
+}
+
+// Writes a thread's 4 consecutive outputs of one row: one float4 store where all 4 columns
+// exist and the row keeps 16-byte alignment, scalar stores otherwise.
+__device__ __forceinline__ void store4(float* __restrict__ C, int M, int N, int row, int col,
+                                       float4 v, bool c_vec) {
+  if (row >= M) return;
+  float* p = C + int64_t(row) * N + col;
+  if (c_vec && col + 4 <= N) {
+    *reinterpret_cast<float4*>(p) = v;
+  } else {
+    if (col < N) p[0] = v.x;
+    if (col + 1 < N) p[1] = v.y;
+    if (col + 2 < N) p[2] = v.z;
+    if (col + 3 < N) p[3] = v.w;
+  }
+}
+
+
+// ---- kernels: double-buffered warp tiling -------------------------------------------------------
+// WarpTiling adds the warp and thread levels to TileShape. MinBlocks_: __launch_bounds__'s minimum
+// blocks per SM, which caps registers at 65536 / (threads * MinBlocks_). UnrollK_: unroll factor
+// of the inner k loop (asked for the whole BK, nvcc may spill at a 128-register cap).
 template <int BM_, int BN_, int BK_, int WM_, int WN_, int WMITER_, int WNITER_, int MinBlocks_,
           int UnrollK_ = BK_>
-struct WarpTiling : TileShape<BM_, BN_, BK_, 32 * (BM_ / WM_) * (BN_ / WN_), 4> {
+struct WarpTiling : TileShape<BM_, BN_, BK_, 32 * (BM_ / WM_) * (BN_ / WN_)> {
   static constexpr int WM = WM_, WN = WN_, WMITER = WMITER_, WNITER = WNITER_;
   static constexpr int kMinBlocks = MinBlocks_, kUnrollK = UnrollK_;
   static constexpr int kWarpsN = BN_ / WN_;
@@ -140,11 +253,10 @@ struct WarpTiling : TileShape<BM_, BN_, BK_, 32 * (BM_ / WM_) * (BN_ / WN_), 4> 
   static_assert(BK_ % UnrollK_ == 0, "the unrolled k loop covers the tile");
 };
 
-// ---------------------------------------------------------------------------------------------
 // The kernel: day 017's warp-tiled SGEMM, single-buffered or with two shared stages.
 template <class T, bool kDoubleBuffer>
 constexpr size_t smem_bytes() {
-  return sizeof(float) * size_t(T::kAFloats + T::kBFloats) * (kDoubleBuffer ? 2 : 1);
+  return sizeof(float) * size_t(T::kStageFloats) * (kDoubleBuffer ? 2 : 1);
 }
 
 // The BK k steps of one stage: per step, WMITER float4 of A and WNITER float4 of B from shared
@@ -171,6 +283,12 @@ __device__ __forceinline__ void warp_tile_mma(const float* __restrict__ As,
   }
 }
 
+template <class T>
+__device__ __forceinline__ void warp_tile_mma(const float* stage, float (&acc)[T::kRegM][T::kRegN],
+                                              int a_off, int b_off) {
+  warp_tile_mma<T>(stage, stage + T::kAFloats, acc, a_off, b_off);
+}
+
 template <class T, bool kDoubleBuffer>
 __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
     sgemm_warptile(const float* __restrict__ A, const float* __restrict__ B,
@@ -179,8 +297,6 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
   // Dynamic shared memory (opted in above 48 KB): [As | Bs] once, or twice for two stages.
   extern __shared__ float4 smem4[];
   float* const smem = reinterpret_cast<float*>(smem4);
-  constexpr int kStage = T::kAFloats + T::kBFloats;  // a multiple of 4: stages stay aligned
-  static_assert(kStage % 4 == 0 && T::kAFloats % 4 == 0, "16-byte aligned tiles");
 
   const int tile_m = int(blockIdx.x) / tiles_n, tile_n = int(blockIdx.x) - tile_m * tiles_n;
   const int m0 = tile_m * T::BM, n0 = tile_n * T::BN;
@@ -201,15 +317,15 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
   float acc[T::kRegM][T::kRegN] = {};
   if constexpr (kDoubleBuffer) {
     load_next();
-    loader.store(smem, smem + T::kAFloats);
+    loader.store(smem);
     __syncthreads();
-    float* cur = smem;  // the stage the math reads
-    float* nxt = smem + kStage;  // the stage the next tile goes to
+    float* cur = smem;                      // the stage the math reads
+    float* nxt = smem + T::kStageFloats;  // the stage the next tile goes to
     for (;;) {
       const bool more = k_rem > 0;  // another tile to load; the same for the whole block
       if (more) load_next();        // in flight during the math below
-      warp_tile_mma<T>(cur, cur + T::kAFloats, acc, a_off, b_off);
-      if (more) loader.store(nxt, nxt + T::kAFloats);
+      warp_tile_mma<T>(cur, acc, a_off, b_off);
+      if (more) loader.store(nxt);
       // Publishes stage nxt for the next iteration and ends every read of stage cur, which the
       // next iteration refills. Outside the branches: every thread reaches it.
       __syncthreads();
@@ -221,9 +337,9 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
   } else {
     while (k_rem > 0) {  // block-uniform
       load_next();
-      loader.store(smem, smem + T::kAFloats);
+      loader.store(smem);
       __syncthreads();
-      warp_tile_mma<T>(smem, smem + T::kAFloats, acc, a_off, b_off);
+      warp_tile_mma<T>(smem, acc, a_off, b_off);
       __syncthreads();  // the next tile overwrites the only stage
     }
   }
@@ -236,7 +352,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
              c_vec);
 }
 
-// ---------------------------------------------------------------------------------------------
+// ---- launchers ----------------------------------------------------------------------------------
 // The autotune set: WarpTiling<BM, BN, BK, WM, WN, WMITER, WNITER, min blocks per SM, k unroll>.
 using Tile017 = WarpTiling<128, 128, 16, 32, 64, 2, 2, 2>;  // day 017's kernel, single stage
 using Db128x128x8 = WarpTiling<128, 128, 8, 32, 64, 2, 2, 2>;
@@ -250,41 +366,38 @@ using Db128x128x16W64x64 = WarpTiling<128, 128, 16, 64, 64, 4, 2, 2>;
 using Db128x256x8 = WarpTiling<128, 256, 8, 64, 64, 4, 2, 1>;
 using Db64x64x16 = WarpTiling<64, 64, 16, 32, 32, 2, 1, 4>;
 
-using Launch = void (*)(const float*, const float*, float*, int64_t, int64_t, int64_t,
-                        cudaStream_t);
+template <class T, bool kDoubleBuffer>
+void launch_config(const gpu100::GemmOperands& o, cudaStream_t s) {
+  const auto* A = static_cast<const float*>(o.A);
+  const auto* B = static_cast<const float*>(o.B);
+  auto* C = static_cast<float*>(o.C);
+  // One block per BM x BN tile, numbered along N first (blocks that run together share their
+  // A rows in L2); a 1D grid, so no gridDim.y limit.
+  const int64_t tiles_n = gpu100::ceil_div<int64_t>(o.n, T::BN);
+  const int64_t tiles = gpu100::ceil_div<int64_t>(o.m, T::BM) * tiles_n;
+  if (tiles > INT32_MAX) throw std::invalid_argument("too many tiles for a 1D grid");
+  // float4 access needs 16-byte aligned rows: row length a multiple of 4 and an aligned base.
+  const bool a_vec = o.k % 4 == 0 && gpu100::is_aligned(A, 16);
+  const bool b_vec = o.n % 4 == 0 && gpu100::is_aligned(B, 16);
+  const bool c_vec = o.n % 4 == 0 && gpu100::is_aligned(C, 16);
+  sgemm_warptile<T, kDoubleBuffer><<<unsigned(tiles), T::kThreads, smem_bytes<T, kDoubleBuffer>(),
+                                     s>>>(A, B, C, int(o.m), int(o.n), int(o.k), int(tiles_n),
+                                          a_vec, b_vec, c_vec);
+  LAUNCH_CHECK();
+}
 
 struct Config {
   std::string name;
   int bm, bn, bk, wm, wn, tm, tn, threads, min_blocks, unroll, stages;
   size_t smem;
   const void* kernel;
-  Launch launch;
+  void (*launch)(const gpu100::GemmOperands&, cudaStream_t);
 };
 
 template <class T, bool kDoubleBuffer>
-void launch_config(const float* A, const float* B, float* C, int64_t m, int64_t n, int64_t k,
-                   cudaStream_t s) {
-  // One block per BM x BN tile, numbered along N first (blocks that run together share their
-  // A rows in L2); a 1D grid, so no gridDim.y limit.
-  const int64_t tiles_n = gpu100::ceil_div<int64_t>(n, T::BN);
-  const int64_t tiles = gpu100::ceil_div<int64_t>(m, T::BM) * tiles_n;
-  if (tiles > INT32_MAX) throw std::invalid_argument("too many tiles for a 1D grid");
-  // float4 access needs 16-byte aligned rows: row length a multiple of 4 and an aligned base.
-  const bool a_vec = k % 4 == 0 && gpu100::is_aligned(A, 16);
-  const bool b_vec = n % 4 == 0 && gpu100::is_aligned(B, 16);
-  const bool c_vec = n % 4 == 0 && gpu100::is_aligned(C, 16);
-  sgemm_warptile<T, kDoubleBuffer><<<unsigned(tiles), T::kThreads, smem_bytes<T, kDoubleBuffer>(),
-                                     s>>>(A, B, C, int(m), int(n), int(k), int(tiles_n), a_vec,
-                                          b_vec, c_vec);
-  LAUNCH_CHECK();
-}
-
-template <class T, bool kDoubleBuffer>
 Config make_config(std::string name = "") {
-  auto x = [](int a, int b) { return std::to_string(a) + "x" + std::to_string(b); };
   if (name.empty())
-    name = "db_" + x(T::BM, T::BN) + "x" + std::to_string(T::BK) + "_w" + x(T::WM, T::WN) +
-           "_b" + std::to_string(T::kMinBlocks);
+    name = fmt::format("db_{}x{}x{}_w{}x{}_b{}", T::BM, T::BN, T::BK, T::WM, T::WN, T::kMinBlocks);
   return {name,
           T::BM,
           T::BN,
@@ -302,29 +415,81 @@ Config make_config(std::string name = "") {
           launch_config<T, kDoubleBuffer>};
 }
 
-std::vector<Config> all_configs() {
-  return {
-      make_config<Tile017, false>("warptile"),
-      make_config<Db128x128x8, true>(),
-      make_config<Db128x128x16, true>(),
-      make_config<Db128x128x16W64x32, true>(),
-      make_config<Db128x128x16B1, true>(),
-      make_config<Db128x128x32B1, true>(),
-      make_config<Db64x128x16, true>(),
-      make_config<Db128x64x16, true>(),
-      make_config<Db128x128x16W64x64, true>(),
-      make_config<Db128x256x8, true>(),
-      make_config<Db64x64x16, true>(),
-  };
+const std::vector<Config> kConfigs = {
+    make_config<Tile017, false>("warptile"),
+    make_config<Db128x128x8, true>(),
+    make_config<Db128x128x16, true>(),
+    make_config<Db128x128x16W64x32, true>(),
+    make_config<Db128x128x16B1, true>(),
+    make_config<Db128x128x32B1, true>(),
+    make_config<Db64x128x16, true>(),
+    make_config<Db128x64x16, true>(),
+    make_config<Db128x128x16W64x64, true>(),
+    make_config<Db128x256x8, true>(),
+    make_config<Db64x64x16, true>(),
+};
+
+// Above 48 KB of dynamic shared memory a kernel must opt in; below it this is harmless. Every
+// config fits the 99 KB a block may opt in to on any sm_80+ GPU; the check is for a device that
+// allows less, where a launch would fail.
+void allow_shared_memory(const Config& c, const gpu100::DeviceInfo& device) {
+  if (c.smem > device.smem_per_block_optin)
+    throw std::runtime_error(fmt::format("{} needs {} B of shared memory per block, the device "
+                                         "allows {}",
+                                         c.name, c.smem, device.smem_per_block_optin));
+  CUDA_CHECK(cudaFuncSetAttribute(c.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                  int(c.smem)));
 }
 
-std::string describe(const Config& c) {
-  auto x = [](int p, int q) { return std::to_string(p) + "x" + std::to_string(q); };
-  return "block tile " + x(c.bm, c.bn) + "x" + std::to_string(c.bk) + ", warp tile " +
-         x(c.wm, c.wn) + ", thread tile " + x(c.tm, c.tn) + ", " + std::to_string(c.threads) +
-         " threads, " + std::to_string(c.stages) + " stage(s), __launch_bounds__(" +
-         std::to_string(c.threads) + ", " + std::to_string(c.min_blocks) + "), k unroll asked " +
-         std::to_string(c.unroll);
+// ---- analysis: the autotune table ---------------------------------------------------------------
+// The index in kConfigs (and in results) of the fastest configuration that ran and passed its
+// check; -1 when none did.
+int fastest_passing(const std::vector<gpu100::Measured>& results) {
+  int winner = -1;
+  double winner_rate = 0;
+  for (size_t i = 0; i < kConfigs.size(); ++i)
+    if (results[i].ran && results[i].check.pass && results[i].rate > winner_rate) {
+      winner = int(i);
+      winner_rate = results[i].rate;
+    }
+  return winner;
+}
+
+// Every configuration that ran: its shape, what the compiler and the occupancy calculator gave it
+// on this device (registers, blocks per SM), its time, rate and check.
+gpu100::Table autotune_table(const std::vector<gpu100::Measured>& results, int winner,
+                             double base_rate, int64_t m, int64_t n, int64_t k) {
+  gpu100::Table table;
+  table.title = fmt::format("autotune: every tile configuration at m={} n={} k={}", m, n, k);
+  table.columns = {"config",   "stages",    "block tile", "warp tile", "thread tile",
+                   "threads",  "k unroll asked", "registers", "smem KiB", "blocks/SM",
+                   "ms",       "TFLOP/s",   "% of cublasSgemm",        "check",
+                   "winner"};
+  for (size_t i = 0; i < kConfigs.size(); ++i) {
+    const gpu100::Measured& r = results[i];
+    if (!r.ran) continue;
+    const Config& c = kConfigs[i];
+    cudaFuncAttributes attr{};
+    CUDA_CHECK(cudaFuncGetAttributes(&attr, c.kernel));
+    int blocks = 0;
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, c.kernel, c.threads, c.smem));
+    table.add_row({c.name, c.stages, fmt::format("{}x{}x{}", c.bm, c.bn, c.bk),
+                   fmt::format("{}x{}", c.wm, c.wn), fmt::format("{}x{}", c.tm, c.tn), c.threads,
+                   c.unroll, attr.numRegs, double(c.smem) / 1024.0, blocks, r.time.median_ms,
+                   r.rate, base_rate > 0 ? 100.0 * r.rate / base_rate : 0.0,
+                   r.check.pass ? "PASS" : "FAIL", int(i) == winner ? "<- best" : ""});
+  }
+  return table;
+}
+
+std::string winner_note(const Config& c, double rate, double base_rate, bool sweep) {
+  return fmt::format(
+      "autotune winner: {} (block tile {}x{}x{}, warp tile {}x{}, thread tile {}x{}, {} threads, "
+      "{} stage(s), __launch_bounds__({}, {}), k unroll asked {}): {:.2f} TFLOP/s, {:.1f}% of "
+      "cublasSgemm{}",
+      c.name, c.bm, c.bn, c.bk, c.wm, c.wn, c.tm, c.tn, c.threads, c.stages, c.threads,
+      c.min_blocks, c.unroll, rate, base_rate > 0 ? 100.0 * rate / base_rate : 0.0,
+      sweep ? "; --sweep runs it" : "");
 }
 
 }  // namespace
@@ -333,94 +498,31 @@ int main(int argc, char** argv) {
   gpu100::Cli cli(
       "FP32 SGEMM: warp tiling with a two-stage shared-memory pipeline, autotuned over tile "
       "shapes, vs cublasSgemm");
-  constexpr int64_t kMaxDim = int64_t(1) << 30;
   gpu100::GemmArgs args;  // --m --n --k --sweep (the sweep runs the autotune winner)
   args.add_to(cli, kMaxDim);
-  const int64_t &m = args.m, &n = args.n, &k = args.k;
-  const std::vector<Config> configs = all_configs();
-  cli.kernels_of(configs);
+  cli.kernels_of(kConfigs);
 
   return gpu100::run(cli, argc, argv, [&](gpu100::Context& ctx) {
     auto& report = ctx.report();
-    gpu100::GemmProblem problem(ctx, m, n, k);
-    const gpu100::Stats base = problem.baseline();
-    const double base_rate = gpu100::tflops(problem.flops(), base.median_ms);
+    gpu100::GemmProblem problem(ctx, args.m, args.n, args.k);
+    const double base_rate = gpu100::tflops(problem.flops(), problem.baseline().median_ms);
 
-    // Every selected config: checked against the CPU, timed, and its resources recorded.
-    struct Row {
-      const Config* config;
-      int registers, blocks_per_sm;
-      double ms, rate;
-      bool pass;
-    };
-    std::vector<Row> rows;
-    const Config* winner = nullptr;
-    double winner_rate = 0;
-    for (const auto& c : configs) {
-      if (!ctx.want(c.name)) continue;
-      // Every config fits the 99 KB a block may opt in to on any sm_80+ GPU; the check is for
-      // a device that allows less, where a launch would fail.
-      if (c.smem > ctx.device().smem_per_block_optin)
-        throw std::runtime_error(c.name + " needs " + std::to_string(c.smem) +
-                                 " B of shared memory per block, the device allows " +
-                                 std::to_string(ctx.device().smem_per_block_optin));
-      // Above 48 KB of dynamic shared memory a kernel must opt in; below it this is harmless.
-      CUDA_CHECK(cudaFuncSetAttribute(c.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                      int(c.smem)));
-      const gpu100::CheckResult check = ctx.run_version(
-          c.name,
-          [&](cudaStream_t s) {
-            const gpu100::GemmOperands& o = problem.ops();
-            c.launch(static_cast<const float*>(o.A), static_cast<const float*>(o.B),
-                     static_cast<float*>(o.C), m, n, k, s);
-          },
-          [&] { problem.poison(); }, [&] { return problem.check(); }, problem.flops());
-      const gpu100::VersionResult& r = report.versions().back();
-      cudaFuncAttributes attr{};
-      CUDA_CHECK(cudaFuncGetAttributes(&attr, c.kernel));
-      int blocks = 0;
-      CUDA_CHECK(
-          cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, c.kernel, c.threads, c.smem));
-      rows.push_back({&c, attr.numRegs, blocks, r.time.median_ms, r.rate, check.pass});
-      if (check.pass && r.rate > winner_rate) {
-        winner = &c;
-        winner_rate = r.rate;
-      }
+    // Every selected config: checked against the CPU, then timed.
+    std::vector<gpu100::Measure> runs;
+    for (const Config& c : kConfigs) {
+      if (ctx.want(c.name)) allow_shared_memory(c, ctx.device());
+      runs.push_back(problem.measure({c.name, c.launch}));
     }
+    const std::vector<gpu100::Measured> results = ctx.measure_all(runs);
 
-    gpu100::Table table;
-    table.title = "autotune: every tile configuration at m=" + std::to_string(m) +
-                  " n=" + std::to_string(n) + " k=" + std::to_string(k);
-    table.columns = {"config",   "stages",    "block tile", "warp tile", "thread tile",
-                     "threads",  "k unroll asked", "registers", "smem KiB", "blocks/SM",
-                     "ms",       "TFLOP/s",   "% of cublasSgemm",        "check",
-                     "winner"};
-    auto x = [](int p, int q) { return std::to_string(p) + "x" + std::to_string(q); };
-    for (const Row& row : rows) {
-      const Config& c = *row.config;
-      table.add_row({c.name, c.stages, x(c.bm, c.bn) + "x" + std::to_string(c.bk), x(c.wm, c.wn),
-                     x(c.tm, c.tn), c.threads, c.unroll, row.registers,
-                     double(c.smem) / 1024.0, row.blocks_per_sm, row.ms, row.rate,
-                     base_rate > 0 ? 100.0 * row.rate / base_rate : 0.0,
-                     row.pass ? "PASS" : "FAIL", &c == winner ? "<- best" : ""});
-    }
-    report.table(std::move(table));
-    if (winner == nullptr) {
+    const int best = fastest_passing(results);
+    report.table(autotune_table(results, best, base_rate, args.m, args.n, args.k));
+    if (best < 0) {
       report.note("autotune: no configuration passed; nothing to name");
       return;
     }
-    report.note(
-        "autotune winner: " + winner->name + " (" + describe(*winner) +
-        "): " + gpu100::format_doubles("%.2f", winner_rate) + " TFLOP/s, " +
-        gpu100::format_doubles("%.1f", base_rate > 0 ? 100.0 * winner_rate / base_rate : 0.0) +
-        "% of cublasSgemm" + (args.sweep ? "; --sweep runs it" : ""));
-
-    if (args.sweep) {
-      const Launch launch = winner->launch;
-      problem.sweep({winner->name, [launch](const gpu100::GemmOperands& o, cudaStream_t s) {
-                       launch(static_cast<const float*>(o.A), static_cast<const float*>(o.B),
-                              static_cast<float*>(o.C), o.m, o.n, o.k, s);
-                     }});
-    }
+    const Config& winner = kConfigs[size_t(best)];
+    report.note(winner_note(winner, results[size_t(best)].rate, base_rate, args.sweep));
+    if (args.sweep) problem.sweep({winner.name, winner.launch});
   });
 }

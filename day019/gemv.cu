@@ -12,51 +12,30 @@
 // in half precision and accumulate in fp32.
 //
 // Versions
-//   fp32_thread_row    one thread per row, looping over the row: the "obvious" kernel. A warp's
-//                      32 lanes read 32 different rows N floats apart: 32 sectors per load, of
-//                      which one float each is used now (the rest only if L1 keeps it until the
-//                      next 7 iterations). And only M threads exist: M = 16384 is 64 blocks, half
-//                      an H100's SMs idle.
-//   fp32_warp_row      one warp per row: lane l reads columns l, l + 32, ...: each warp load is
-//                      128 contiguous bytes (coalesced). The 32 partial sums are added with five
-//                      __shfl_xor_sync steps (no shared memory, no barrier), lane 0 writes y.
-//   fp32_warp_row_vec4 the same with 16-byte loads (ld.global.nc.v4.f32): a warp load moves 512
-//                      bytes, a quarter of the load instructions, and each lane keeps 4 loads in
-//                      flight (unrolled) before it uses them, so a warp has 2 KB outstanding.
-//   fp16_warp_row      fp16 A and x with one 2-byte load per lane: a warp load is only 64 bytes;
-//                      half the bytes of fp32, but as many load instructions per element.
+//   fp32_thread_row    one thread per row, looping over the row: the "obvious" kernel.
+//   fp32_warp_row      one warp per row: lane l reads columns l, l + 32, ... (coalesced); five
+//                      __shfl_xor_sync steps add the 32 partial sums, lane 0 writes y.
+//   fp32_warp_row_vec4 the same with 16-byte loads (ld.global.nc.v4.f32), 4 in flight per lane.
+//   fp16_warp_row      fp16 A and x with one 2-byte load per lane.
 //   fp16_warp_row_vec8 fp16 with 16-byte loads of 8 halves (ld.global.nc.v4.u32, unpacked as
-//                      __half2 pairs): the fp16 version that should run near the HBM limit, in
-//                      about half the time of the fp32 one.
-//
-// Vector loads and odd N: a 16-byte load needs a 16-byte aligned address. Row r starts at byte
-// r * N * sizeof(T) (A from cudaMalloc is 256-byte aligned), so when N is not a multiple of the
-// vector width (4 floats, 8 halves) most rows start mid-vector. The vectorized versions split each
-// row into a head (the elements before the row's first 16-byte boundary, < one vector, scalar), a
-// body of whole aligned vectors, and a tail (< one vector, scalar). The x elements that meet an
-// aligned A vector then start at the same column offset, which is aligned in x only if the head is
-// 0 (or x's own offset matches): when it is not, that row reads x element by element (x is small
-// and comes from L1, so this costs instructions, not DRAM bytes). Every row, every N is correct;
-// N % 4 == 0 (fp32) or N % 8 == 0 (fp16) gives the all-vector path.
+//                      __half2 pairs).
+// The vectorized versions split each row into a scalar head up to its first 16-byte boundary, a
+// body of aligned vectors and a scalar tail, so every N works (rows start mid-vector otherwise).
 //
 // Check: CPU reference in double (the fp16 reference uses the exact half values of A and x), per
 // entry; tolerance gemm_tolerance(N) for a length-N fp32-accumulated dot product, plus 2^-11 for
-// the fp16 rounding of y in the fp16 versions.
-// Baselines (same run, same data): cublasSgemv on the fp32 data (row-major A is the column-major
-// N x M matrix A^T, so y = A x is CUBLAS_OP_T with m = N, n = M, lda = N); the main table's
-// "% of cublasSgemv" divides GB/s by its GB/s. For fp16: cublasHSHgemvStridedBatched with one batch
-// (fp16 A, x and y, fp32 compute), a real fp16 GEMV of cuBLAS; the table "gemv time vs cuBLAS"
-// compares every version's TIME with both cuBLAS calls (the fp16 versions move half the bytes, so
-// a GB/s ratio against the fp32 baseline would hide their speed-up). Nothing here has been
-// measured on a GPU yet.
+// the fp16 rounding of y in the fp16 versions. Baselines (same run, same data, each checked):
+// cublasSgemv on the fp32 data (CUBLAS_OP_T on the column-major view; the main table's "% of
+// cublasSgemv" divides GB/s), and cublasHSHgemvStridedBatched with one batch for fp16; the table
+// "gemv time vs cuBLAS" compares every version's TIME with both.
 //
 // Run:  build/bin/day019 [--m 16384 --n 16384] [--kernel fp32_warp_row_vec4,fp16_warp_row_vec8]
 //       [--json out.json]
 #include <cuda_fp16.h>
 
-#include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -71,6 +50,45 @@ constexpr int kWarps = kBlock / 32;       // rows per block in the warp-per-row 
 constexpr int kUnroll = 4;                // 16-byte loads in flight per lane (vectorized versions)
 constexpr int64_t kMaxDim = int64_t(1) << 30;  // column and row indices fit an int with room
 
+// ---- CPU reference ------------------------------------------------------------------------------
+// Exact float value of an fp16 bit pattern, for all 65536 patterns (the CPU reference multiplies
+// what the GPU multiplies).
+std::vector<float> half_table() {
+  std::vector<uint16_t> bits(65536);
+  for (size_t i = 0; i < bits.size(); ++i) bits[i] = uint16_t(i);
+  std::vector<__half> h(bits.size());
+  std::memcpy(h.data(), bits.data(), bits.size() * sizeof(uint16_t));
+  return gpu100::half_values(h);
+}
+
+// y = A x in double, for the fp32 data and for its fp16 copy, in one pass over A.
+struct Reference {
+  std::vector<double> fp32, fp16;
+};
+
+Reference gemv_cpu(const std::vector<float>& a, const std::vector<float>& x,
+                   const std::vector<__half>& a_half, const std::vector<__half>& x_half, int64_t m,
+                   int64_t n) {
+  Reference ref{std::vector<double>(size_t(m)), std::vector<double>(size_t(m))};
+  const auto table = half_table();
+  const auto xh = gpu100::half_values(x_half);
+  std::vector<uint16_t> row_bits(static_cast<size_t>(n));
+  for (int64_t i = 0; i < m; ++i) {
+    const float* ar = a.data() + size_t(i) * size_t(n);
+    std::memcpy(row_bits.data(), a_half.data() + size_t(i) * size_t(n),
+                size_t(n) * sizeof(uint16_t));
+    double s32 = 0, s16 = 0;
+    for (int64_t j = 0; j < n; ++j) {
+      s32 += double(ar[j]) * double(x[size_t(j)]);
+      s16 += double(table[row_bits[size_t(j)]]) * double(xh[size_t(j)]);
+    }
+    ref.fp32[size_t(i)] = s32;
+    ref.fp16[size_t(i)] = s16;
+  }
+  return ref;
+}
+
+// ---- kernels ------------------------------------------------------------------------------------
 __device__ __forceinline__ float to_float(float v) { return v; }
 __device__ __forceinline__ float to_float(__half v) { return __half2float(v); }
 __device__ __forceinline__ void store(float* p, float v) { *p = v; }
@@ -83,7 +101,6 @@ __device__ __forceinline__ float warp_sum(float v) {
   return v;
 }
 
-// ---------------------------------------------------------------------------------------------
 // fp32_thread_row
 template <class T>
 __global__ void __launch_bounds__(kBlock)
@@ -97,7 +114,6 @@ __global__ void __launch_bounds__(kBlock)
   store(y + row, acc);
 }
 
-// ---------------------------------------------------------------------------------------------
 // fp32_warp_row, fp16_warp_row: one warp per row, one element per lane per step.
 template <class T>
 __global__ void __launch_bounds__(kBlock)
@@ -114,7 +130,6 @@ __global__ void __launch_bounds__(kBlock)
   if (lane == 0) store(y + row, acc);
 }
 
-// ---------------------------------------------------------------------------------------------
 // 16 bytes of T: the load type and how to unpack it into floats.
 template <class T>
 struct Vec16;
@@ -214,7 +229,7 @@ __global__ void __launch_bounds__(kBlock)
   if (lane == 0) store(y + row, acc);
 }
 
-// ---------------------------------------------------------------------------------------------
+// ---- launchers ----------------------------------------------------------------------------------
 enum class Kind { ThreadRow, WarpRow, WarpRowVec };
 
 template <class T>
@@ -241,15 +256,83 @@ struct Version {
   bool fp16;
   Kind kind;
 };
+const Version kVersions[] = {
+    {"fp32_thread_row", false, Kind::ThreadRow},
+    {"fp32_warp_row", false, Kind::WarpRow},
+    {"fp32_warp_row_vec4", false, Kind::WarpRowVec},
+    {"fp16_warp_row", true, Kind::WarpRow},
+    {"fp16_warp_row_vec8", true, Kind::WarpRowVec},
+};
 
-// Exact float value of an fp16 bit pattern, for all 65536 patterns (the CPU reference multiplies
-// what the GPU multiplies).
-std::vector<float> half_table() {
-  std::vector<uint16_t> bits(65536);
-  for (size_t i = 0; i < bits.size(); ++i) bits[i] = uint16_t(i);
-  std::vector<__half> h(bits.size());
-  std::memcpy(h.data(), bits.data(), bits.size() * sizeof(uint16_t));
-  return gpu100::half_values(h);
+// The data of both precisions, its CPU answers, and cuBLAS (used only where it can run).
+struct Gemv {
+  int64_t m, n;
+  gpu100::DeviceBuffer<float> a32, x32, y32;
+  gpu100::DeviceBuffer<__half> a16, x16, y16;
+  Reference ref;
+  gpu100::CublasHandle handle;
+  // A, x and y once: 4 bytes per element in fp32, 2 in fp16.
+  double bytes(bool fp16) const { return (fp16 ? 2.0 : 4.0) * (double(m) * n + double(n) + m); }
+};
+
+// Row-major A is the column-major N x M matrix A^T with lda = N, so y = A x is (A^T)^T x.
+const float kOne = 1.0f, kZero = 0.0f;
+void cublas_sgemv(Gemv& g, cudaStream_t s) {
+  g.handle.set_stream(s);
+  CUBLAS_CHECK(cublasSgemv(g.handle, CUBLAS_OP_T, int(g.n), int(g.m), &kOne, g.a32.data(),
+                           int(g.n), g.x32.data(), 1, &kZero, g.y32.data(), 1));
+}
+void cublas_hgemv(Gemv& g, cudaStream_t s) {
+  g.handle.set_stream(s);
+  CUBLAS_CHECK(cublasHSHgemvStridedBatched(g.handle, CUBLAS_OP_T, int(g.n), int(g.m), &kOne,
+                                           g.a16.data(), int(g.n), 0, g.x16.data(), 1, 0, &kZero,
+                                           g.y16.data(), 1, 0, 1));
+}
+void launch(const Version& v, Gemv& g, cudaStream_t s) {
+  if (v.fp16)
+    launch(v.kind, g.a16.data(), g.x16.data(), g.y16.data(), g.m, g.n, s);
+  else
+    launch(v.kind, g.a32.data(), g.x32.data(), g.y32.data(), g.m, g.n, s);
+}
+
+// A GEMV of one precision as ctx.measure takes it: y poisoned before the checked run, compared
+// with the CPU after it (gemm_tolerance(N), plus 2^-11 for the fp16 rounding of y).
+gpu100::Measure gemv_measure(const char* name, bool fp16, std::function<void(cudaStream_t)> run,
+                             Gemv& g, gpu100::Role role = gpu100::Role::version,
+                             bool vendor = false) {
+  const gpu100::Tolerance tol = gpu100::gemm_tolerance(g.n, fp16 ? 1.0 / 2048.0 : 0.0);
+  return {.name = name,
+          .launch = std::move(run),
+          .reset = [&g, fp16] { fp16 ? g.y16.poison() : g.y32.poison(); },
+          .check =
+              [&g, fp16, tol] {
+                return fp16 ? gpu100::compare(g.y16.download(), g.ref.fp16, tol)
+                            : gpu100::compare(g.y32.download(), g.ref.fp32, tol);
+              },
+          .work = g.bytes(fp16),
+          .role = role,
+          .vendor = vendor};
+}
+
+// ---- analysis -----------------------------------------------------------------------------------
+// Every version's time against both cuBLAS GEMVs (x = cuBLAS time / version time: > 1 means faster
+// than cuBLAS). own[i] is the result of kVersions[i].
+gpu100::Table time_table(const gpu100::Measured& sgemv, const gpu100::Measured& hgemv,
+                         const gpu100::Measured* own, double bytes32, double bytes16) {
+  gpu100::Table t;
+  t.title = "gemv time vs cuBLAS (same data; x = cuBLAS time / version time)";
+  t.columns = {"version", "dtype", "median ms", "GB/s", "x cublasSgemv (fp32)",
+               "x cublasHSHgemv (fp16)"};
+  auto row = [&](const std::string& name, bool fp16, const gpu100::Stats& s) {
+    const double ms = s.median_ms;
+    t.add_row({name, fp16 ? "fp16" : "fp32", ms, gpu100::gbps(fp16 ? bytes16 : bytes32, ms),
+               ms > 0 ? sgemv.time.median_ms / ms : 0.0, ms > 0 ? hgemv.time.median_ms / ms : 0.0});
+  };
+  row("cublasSgemv", false, sgemv.time);
+  row("cublasHSHgemv", true, hgemv.time);
+  for (size_t i = 0; i < std::size(kVersions); ++i)
+    if (own[i].ran) row(kVersions[i].name, kVersions[i].fp16, own[i].time);
+  return t;
 }
 
 }  // namespace
@@ -262,14 +345,7 @@ int main(int argc, char** argv) {
   int64_t m = 16384, n = 16384;
   cli.size("m", m, 257, "rows of A, length of y", kMaxDim);
   cli.size("n", n, 131, "columns of A, length of x", kMaxDim);
-  const std::vector<Version> versions = {
-      {"fp32_thread_row", false, Kind::ThreadRow},
-      {"fp32_warp_row", false, Kind::WarpRow},
-      {"fp32_warp_row_vec4", false, Kind::WarpRowVec},
-      {"fp16_warp_row", true, Kind::WarpRow},
-      {"fp16_warp_row_vec8", true, Kind::WarpRowVec},
-  };
-  cli.kernels_of(versions);
+  cli.kernels_of(kVersions);
   // fp32 and fp16 copies of A, x and y.
   cli.device_bytes([&] { return 6.0 * double(m) * double(n) + 6.0 * (double(m) + double(n)); });
 
@@ -279,115 +355,40 @@ int main(int argc, char** argv) {
     report.problem("n", double(n));
     report.unit("GB/s");
     report.limit("dram_gbps", ctx.device().peak_dram_gbps(), "HBM peak");
-    const double elems = double(m) * double(n) + double(n) + double(m);  // A, x and y once
-    const double bytes32 = 4.0 * elems, bytes16 = 2.0 * elems;
-    report.intensity(2.0 * double(m) * double(n) / bytes32);
 
-    const size_t mn = size_t(m) * size_t(n);
-    const auto a = gpu100::random_floats(mn, ctx.seed(), -1.0f, 1.0f);
-    const auto xv = gpu100::random_floats(size_t(n), ctx.seed() + 1, -1.0f, 1.0f);
-    const auto a_half = gpu100::to_half(a);
-    const auto x_half = gpu100::to_half(xv);
+    const auto a = gpu100::random_floats(size_t(m) * size_t(n), ctx.seed(), -1.0f, 1.0f);
+    const auto x = gpu100::random_floats(size_t(n), ctx.seed() + 1, -1.0f, 1.0f);
+    const auto a_half = gpu100::to_half(a), x_half = gpu100::to_half(x);
+    Gemv g{m,
+           n,
+           gpu100::DeviceBuffer<float>(a),
+           gpu100::DeviceBuffer<float>(x),
+           gpu100::DeviceBuffer<float>(size_t(m)),
+           gpu100::DeviceBuffer<__half>(a_half),
+           gpu100::DeviceBuffer<__half>(x_half),
+           gpu100::DeviceBuffer<__half>(size_t(m)),
+           gemv_cpu(a, x, a_half, x_half, m, n)};
+    report.intensity(2.0 * double(m) * double(n) / g.bytes(false));
 
-    // CPU references in double, one pass over A for both precisions.
-    std::vector<double> ref32(static_cast<size_t>(m)), ref16(static_cast<size_t>(m));
-    {
-      const auto table = half_table();
-      const auto xh = gpu100::half_values(x_half);
-      std::vector<uint16_t> row_bits(static_cast<size_t>(n));
-      for (int64_t i = 0; i < m; ++i) {
-        const float* ar = a.data() + size_t(i) * size_t(n);
-        std::memcpy(row_bits.data(), a_half.data() + size_t(i) * size_t(n),
-                    size_t(n) * sizeof(uint16_t));
-        double s32 = 0, s16 = 0;
-        for (int64_t j = 0; j < n; ++j) {
-          s32 += double(ar[j]) * double(xv[size_t(j)]);
-          s16 += double(table[row_bits[size_t(j)]]) * double(xh[size_t(j)]);
-        }
-        ref32[size_t(i)] = s32;
-        ref16[size_t(i)] = s16;
-      }
-    }
-    const gpu100::Tolerance tol32 = gpu100::gemm_tolerance(n);
-    const gpu100::Tolerance tol16 = gpu100::gemm_tolerance(n, 1.0 / 2048.0);  // y rounded to fp16
-
-    gpu100::DeviceBuffer<float> d_a32(a), d_x32(xv), d_y32(static_cast<size_t>(m));
-    gpu100::DeviceBuffer<__half> d_a16(a_half), d_x16(x_half), d_y16(static_cast<size_t>(m));
-    auto check32 = [&] { return gpu100::compare(d_y32.download(), ref32, tol32); };
-    auto check16 = [&] { return gpu100::compare(d_y16.download(), ref16, tol16); };
-
-    // Baselines, checked like versions (a wrong baseline would make every ratio meaningless) and
-    // timed on the stream the benchmark hands over. cuBLAS cannot run under the emulator.
-    const bool baselines = ctx.vendor_libraries();
-    gpu100::CublasHandle handle;
-    const float one = 1.0f, zero = 0.0f;
-    auto sgemv = [&](cudaStream_t s) {
-      handle.set_stream(s);
-      // Column-major view: A is the N x M matrix A^T with lda = N; y = (A^T)^T x.
-      CUBLAS_CHECK(cublasSgemv(handle, CUBLAS_OP_T, int(n), int(m), &one, d_a32.data(), int(n),
-                               d_x32.data(), 1, &zero, d_y32.data(), 1));
-    };
-    auto hgemv = [&](cudaStream_t s) {
-      handle.set_stream(s);
-      CUBLAS_CHECK(cublasHSHgemvStridedBatched(handle, CUBLAS_OP_T, int(n), int(m), &one,
-                                               d_a16.data(), int(n), 0, d_x16.data(), 1, 0,
-                                               &zero, d_y16.data(), 1, 0, 1));
-    };
-    gpu100::Stats t_sgemv, t_hgemv;
-    if (baselines) {
-      d_y32.poison();
-      sgemv(nullptr);
-      CUDA_CHECK(cudaDeviceSynchronize());
-      if (const auto c = check32(); !c.pass) report.add_check("cublasSgemv", c);
-      d_y16.poison();
-      hgemv(nullptr);
-      CUDA_CHECK(cudaDeviceSynchronize());
-      if (const auto c = check16(); !c.pass) report.add_check("cublasHSHgemv", c);
-      t_sgemv = ctx.bench(sgemv);
-      t_hgemv = ctx.bench(hgemv);
-      report.baseline("cublasSgemv", t_sgemv, report.rate(bytes32, t_sgemv.median_ms));
-    } else {
-      report.baseline_not_run("cublasSgemv", gpu100::kVendorNotRunReason);
-    }
+    // The cuBLAS GEMVs are checked like versions (a wrong baseline would make every ratio
+    // meaningless); under the emulator they are NOT RUN.
+    std::vector<gpu100::Measure> runs{
+        gemv_measure("cublasSgemv", false, [&](cudaStream_t s) { cublas_sgemv(g, s); }, g,
+                     gpu100::Role::baseline, /*vendor=*/true),
+        gemv_measure("cublasHSHgemv", true, [&](cudaStream_t s) { cublas_hgemv(g, s); }, g,
+                     gpu100::Role::point, /*vendor=*/true)};
+    for (const Version& v : kVersions)
+      runs.push_back(gemv_measure(v.name, v.fp16, [&](cudaStream_t s) { launch(v, g, s); }, g));
+    const std::vector<gpu100::Measured> r = ctx.measure_all(runs);
+    const gpu100::Measured &sgemv = r[0], &hgemv = r[1];
+    if (hgemv.ran && !hgemv.check.pass) report.add_check("cublasHSHgemv", hgemv.check);
     report.baseline_as_percent();
     report.note("GB/s counts A, x and y once (4 bytes per element in fp32, 2 in fp16); "
                 "% of cublasSgemv compares GB/s (how well the memory system is used), so for "
                 "the fp16 versions' speed see the time table");
 
-    for (const auto& v : versions) {
-      if (v.fp16) {
-        ctx.run_version(
-            v.name,
-            [&](cudaStream_t s) { launch(v.kind, d_a16.data(), d_x16.data(), d_y16.data(), m, n, s); },
-            [&] { d_y16.poison(); }, check16, bytes16);
-      } else {
-        ctx.run_version(
-            v.name,
-            [&](cudaStream_t s) { launch(v.kind, d_a32.data(), d_x32.data(), d_y32.data(), m, n, s); },
-            [&] { d_y32.poison(); }, check32, bytes32);
-      }
-    }
-
-    if (!baselines) return;
-    // Time against both cuBLAS GEMVs: > 1 means faster than cuBLAS.
-    gpu100::Table t;
-    t.title = "gemv time vs cuBLAS (same data; x = cuBLAS time / version time)";
-    t.columns = {"version", "dtype", "median ms", "GB/s", "x cublasSgemv (fp32)",
-                 "x cublasHSHgemv (fp16)"};
-    auto row = [&](const std::string& name, bool fp16, const gpu100::Stats& s) {
-      const double ms = s.median_ms;
-      t.add_row({name, fp16 ? "fp16" : "fp32", ms, gpu100::gbps(fp16 ? bytes16 : bytes32, ms),
-                 ms > 0 ? t_sgemv.median_ms / ms : 0.0, ms > 0 ? t_hgemv.median_ms / ms : 0.0});
-    };
-    row("cublasSgemv", false, t_sgemv);
-    row("cublasHSHgemv", true, t_hgemv);
-    for (const auto& r : report.versions()) {
-      if (!r.time.valid()) continue;
-      const auto it = std::find_if(versions.begin(), versions.end(),
-                                   [&](const Version& v) { return r.name == v.name; });
-      if (it != versions.end()) row(r.name, it->fp16, r.time);
-    }
-    report.table(std::move(t));
+    if (!sgemv.ran) return;
+    report.table(time_table(sgemv, hgemv, r.data() + 2, g.bytes(false), g.bytes(true)));
     report.note("fp16 baseline: cublasHSHgemvStridedBatched with one batch (fp16 A, x, y; fp32 "
                 "compute), on the fp16 copy of the same data");
   });

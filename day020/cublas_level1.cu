@@ -2,29 +2,13 @@
 //
 // Level-1 BLAS is the vector layer of the library: O(n) work on O(n) data, so every call is
 // memory bound and the only honest yardstick is bandwidth. Each cuBLAS call runs beside a kernel
-// of our own that does the same job on the same data; both are timed, their useful bytes per
-// second are compared with the HBM peak and with a device-to-device cudaMemcpy measured in the
-// same run (the "copy" baseline: "% of copy" in the table), and a second table puts each of our
-// kernels next to its cuBLAS call ("own % of cuBLAS"). What the day is about:
-//
-//  * BLAS speaks Fortran. Indices returned by amax/amin are 1-based: cublasIsamax returns the
-//    SMALLEST i in 1..n with |x_i| maximal (cublasIsamin likewise for the minimum). Subtract 1
-//    before indexing a C array. Ties are part of the contract, so the inputs contain planted ties
-//    (magnitude 2, above every random value, at three places with both signs; and 0 and -0 at
-//    three places) and the check compares the index exactly with the CPU's first one.
-//  * Pointer mode. By default (CUBLAS_POINTER_MODE_HOST) a scalar result (dot, nrm2, an index)
-//    is written to host memory, so the call waits for the GPU: a hidden cudaDeviceSynchronize in
-//    every dot. Here the handle is in CUBLAS_POINTER_MODE_DEVICE: results land in device memory
-//    and the calls stay asynchronous, like a kernel launch. The price: alpha of axpy/scal must
-//    then also live in device memory (our kernels take alpha the same way).
-//  * Strides. Every level-1 routine takes (n, x, incx): any n floats spaced incx apart. cuBLAS
-//    is column-major; a matrix stored row-major (rows x cols, leading dimension ld = cols) is,
-//    read by cuBLAS, its transpose in column-major order. A ROW of the row-major matrix is
-//    contiguous (x = A + r*ld, incx = 1). A COLUMN is a strided vector: x = A + c, incx = ld.
-//    In column-major storage (ld = rows) it is the other way round: a column is contiguous and
-//    a row is the strided vector with incx = ld. Same numbers, same call, very different speed:
-//    with incx * 4 bytes >= 32 every element sits in its own 32-byte DRAM sector, so the memory
-//    system moves about 8x the bytes the call uses.
+// of our own that does the same job on the same data; both report useful GB/s against the HBM
+// peak and against a device-to-device cudaMemcpy of the same run ("% of copy"), and a second
+// table puts each of our kernels next to its cuBLAS call. Three habits of the API are the lesson:
+// amax/amin return a 1-based index, the FIRST of equal magnitudes; CUBLAS_POINTER_MODE_DEVICE
+// keeps results (and alphas) in device memory, so no call waits for the host; and every routine
+// takes a stride incx: a row of a row-major matrix is contiguous, a column is the strided vector
+// x = A + c, incx = ld (in column-major storage it is the other way round).
 //
 // Versions (fp32; results and alphas in device memory)
 //   cublas_dot, own_dot      x . y                    reads 8 bytes per element
@@ -36,36 +20,23 @@
 //   dot_strided              cublasSdot of the last column of a row-major rows x cols matrix
 //                            with a vector: x = A + (cols - 1), incx = ld = cols
 //   dot_contiguous           the same column in a column-major copy of the matrix: incx = 1
-// Our kernels: a fixed grid (the blocks that fit on the GPU at once, fewer for small n) of 256
-// threads striding over 16-byte float4 loads (the n % 4 leftovers scalar; scalar throughout if a
-// pointer were not 16-byte aligned). The reductions are two launches: each block reduces its
-// threads' register sums with warp shuffles and writes one partial, then one block adds the
-// partials in a fixed order (deterministic: the same bits every run) and finishes (sqrt for
-// nrm2, +1 for the 1-based index). amax/amin carry (|x|, index) pairs and keep the larger (or
-// smaller) magnitude, the smaller index on equal magnitudes: an order-independent rule, so the
-// first index wins however threads, warps and blocks meet. Our nrm2 sums plain squares, which
-// overflow above |x| ~ 1.8e19 (and underflow below ~1e-19); a library nrm2 must not (reference
-// BLAS scales the sum; how cuBLAS guards it is not documented), so cuBLAS may do more work per
-// element and the two nrm2 rows do not quite measure the same job.
-// GB/s count useful bytes (the elements the call needs), so dot_strided's number shows what
-// the stride costs. axpy and scal work in place: their "poison" step restores the input
-// (an element the call forgets then still holds y or x, not alpha x + y or alpha x, and fails),
-// and the timed repeats alternate alpha with its inverse (-alpha for axpy, 1/alpha for scal) so
-// the data stays near its starting values however many repeats --iters asks for.
+// Our kernels: resident blocks striding over float4 loads, register sums, a warp-shuffle block
+// reduction to one partial per block, then one block adds the partials in a fixed order (the same
+// bits every run). amax/amin carry (|x|, index) pairs and keep the smaller index on equal
+// magnitudes, an order-independent rule. axpy and scal work in place: the reset restores the
+// input, and the timed repeats alternate alpha with its inverse so the data stays near its start.
 //
-// Check (CPU, double): dot and nrm2 against double sums, with gemm_tolerance(n) (the random-walk
-// rounding model of an fp32 sum of n terms with a 4x margin; it holds for any summation order,
-// which cuBLAS does not document); axpy and scal elementwise with the fp32 tolerance (one or two
-// roundings per element); amax/amin exactly (the first index, 1-based). Inputs are uniform in
-// [-0.5, 1.5): both signs occur, but the mean is positive, so a dot (about n/4) is far from zero
-// and its relative error means something.
+// Check (CPU, double): dot and nrm2 with gemm_tolerance(n) (the rounding model of an fp32 sum of n
+// terms, any order); axpy and scal elementwise with the fp32 tolerance; amax/amin exactly (the
+// first index, 1-based). Inputs are uniform in [-0.5, 1.5) (the dot is far from zero) with planted
+// ties: magnitude 2 at three places with both signs, and 0 / -0 at three places.
 //
 // Run:  build/bin/day020 [--n 67108869] [--rows 4194305 --cols 16] [--kernel own_dot,cublas_dot]
+#include <fmt/core.h>
+
 #include <algorithm>
 #include <climits>
 #include <cmath>
-#include <cstdio>
-#include <functional>
 #include <string>
 #include <vector>
 
@@ -79,7 +50,77 @@ constexpr float kScalAlpha = -1.25f;
 constexpr int kBlock = 256;  // threads per block of every kernel here (a multiple of 32)
 constexpr int kWarps = kBlock / 32;
 constexpr unsigned kMaxPartials = 4096;  // cap of the reduction grids (the partials buffer)
+constexpr int64_t kIntMax = 2147483647;  // the int API of cuBLAS
 
+// ---- CPU reference ------------------------------------------------------------------------------
+// Ties for amax and amin, at places that land in the same float4, in different threads and (for
+// large n) in different blocks: magnitude 2 (above every input in [-0.5, 1.5)) with both signs,
+// and 0 / -0 (nothing is smaller). Only for n >= 16, where the six places are distinct.
+void plant_ties(std::vector<float>& x) {
+  const size_t n = x.size();
+  if (n < 16) return;
+  x[n - 1] = 2.0f;
+  x[(2 * n) / 3 + 1] = 2.0f;
+  x[(2 * n) / 3] = -2.0f;  // the first of the three: amax is (2n)/3 + 1 (1-based)
+  x[n / 2] = 0.0f;
+  x[n / 5 + 1] = 0.0f;
+  x[n / 5] = -0.0f;  // the first zero: amin is n/5 + 1 (1-based)
+}
+
+// The 1-based index of the first element of largest (or smallest) magnitude: BLAS's i?amax /
+// i?amin rule. Strict comparisons keep the first of equal magnitudes.
+int first_extreme_index(const std::vector<float>& x, bool largest) {
+  size_t best = 0;
+  float best_abs = std::fabs(x[0]);
+  for (size_t i = 1; i < x.size(); ++i) {
+    const float a = std::fabs(x[i]);
+    if (largest ? a > best_abs : a < best_abs) {
+      best = i;
+      best_abs = a;
+    }
+  }
+  return int(best) + 1;
+}
+
+// The inputs and every answer, in double (indices 1-based, as BLAS returns them).
+struct Problem {
+  std::vector<float> x, y;    // the vectors (x with planted ties)
+  std::vector<float> mat, v;  // a row-major rows x cols matrix and a vector of length rows
+  int64_t rows, cols, col;    // col: the column the stride versions read (the last one)
+  double dot = 0, nrm2 = 0, col_dot = 0;
+  int amax = 0, amin = 0;
+};
+
+Problem make_problem(int64_t n, int64_t rows, int64_t cols, uint64_t seed) {
+  Problem p;
+  p.x = gpu100::random_floats(size_t(n), seed, -0.5f, 1.5f);
+  plant_ties(p.x);
+  p.y = gpu100::random_floats(size_t(n), seed + 1, -0.5f, 1.5f);
+  double sumsq = 0;
+  for (size_t i = 0; i < p.x.size(); ++i) {
+    p.dot += double(p.x[i]) * double(p.y[i]);
+    sumsq += double(p.x[i]) * double(p.x[i]);
+  }
+  p.nrm2 = std::sqrt(sumsq);
+  p.amax = first_extreme_index(p.x, true);
+  p.amin = first_extreme_index(p.x, false);
+
+  p.rows = rows, p.cols = cols, p.col = cols - 1;  // its last element is the matrix's last
+  p.mat = gpu100::random_floats(size_t(rows) * size_t(cols), seed + 2, -0.5f, 1.5f);
+  p.v = gpu100::random_floats(size_t(rows), seed + 3, -0.5f, 1.5f);
+  for (int64_t r = 0; r < rows; ++r)
+    p.col_dot += double(p.mat[size_t(r * cols + p.col)]) * double(p.v[size_t(r)]);
+  return p;
+}
+
+// A scalar result against its double reference.
+gpu100::CheckResult check_scalar(float got, double ref, gpu100::Tolerance tol) {
+  gpu100::ErrorStats s(tol);
+  s.add(double(got), ref, 0);
+  return s.finish();
+}
+
+// ---- kernels ------------------------------------------------------------------------------------
 // Setup, not a timed version: the column-major copy of the row-major matrix, element (r, c)
 // moving from r * cols + c to c * rows + r (reads coalesced, writes strided; day 010 shows the
 // fast way). It runs once.
@@ -93,7 +134,7 @@ __global__ void to_column_major(const float* __restrict__ row_major, float* __re
   }
 }
 
-// ---- our kernels: sums (dot, nrm2) --------------------------------------------------------------
+// Sums (dot, nrm2).
 __device__ __forceinline__ float warp_sum(float v) {
 #pragma unroll
   for (int offset = 16; offset > 0; offset /= 2) v += __shfl_xor_sync(0xffffffffu, v, offset);
@@ -153,7 +194,7 @@ __global__ void __launch_bounds__(kBlock)
   if (threadIdx.x == 0) *result = kSqrt ? sqrtf(acc) : acc;
 }
 
-// ---- our kernels: amax / amin -------------------------------------------------------------------
+// amax / amin.
 // Is candidate (v, i) better than (bv, bi)? Larger (kMax) or smaller magnitude, and on equal
 // magnitudes the smaller index: a total order, so any tree of comparisons finds the first extreme.
 template <bool kMax>
@@ -242,7 +283,7 @@ __global__ void __launch_bounds__(kBlock)
   if (threadIdx.x == 0) *result = bi == INT_MAX ? 0 : bi + 1;
 }
 
-// ---- our kernels: axpy, scal (in place, alpha read from device memory) --------------------------
+// axpy, scal (in place, alpha read from device memory).
 template <bool kVec4>
 __global__ void __launch_bounds__(kBlock)
     axpy_kernel(const float* __restrict__ alpha, const float* __restrict__ x, float* __restrict__ y,
@@ -292,11 +333,10 @@ __global__ void __launch_bounds__(kBlock)
   for (int64_t i = scalar_begin + first; i < n; i += stride) x[i] *= a;
 }
 
-// ---- launchers
-// ----------------------------------------------------------------------------------- A grid-stride
-// grid: enough blocks for the work items (float4s or elements), at most the blocks resident at once
-// (one full wave) and at most kMaxPartials. Each launcher asks the occupancy calculator once per
-// kernel (a static): the timed loop should only enqueue launches.
+// ---- launchers ----------------------------------------------------------------------------------
+// A grid-stride grid: enough blocks for the work items (float4s or elements), at most the blocks
+// resident at once (one full wave) and at most kMaxPartials. Each launcher asks the occupancy
+// calculator once per kernel (a static): the timed loop should only enqueue launches.
 unsigned stride_grid(int64_t items, unsigned resident) {
   const int64_t want = std::max<int64_t>(1, gpu100::ceil_div<int64_t>(items, kBlock));
   const int64_t cap = std::min<int64_t>(resident, kMaxPartials);
@@ -310,7 +350,7 @@ struct Partials {
 };
 
 template <bool kSquare>
-void own_sum(const float* x, const float* y, int64_t n, Partials& p, float* result,
+void sum_two_pass(const float* x, const float* y, int64_t n, Partials& p, float* result,
              cudaStream_t s) {
   static const unsigned res_vec = gpu100::resident_grid(sum_partials<kSquare, true>, kBlock);
   static const unsigned res_scalar = gpu100::resident_grid(sum_partials<kSquare, false>, kBlock);
@@ -329,7 +369,7 @@ void own_sum(const float* x, const float* y, int64_t n, Partials& p, float* resu
 }
 
 template <bool kMax>
-void own_arg(const float* x, int64_t n, Partials& p, int* result, cudaStream_t s) {
+void arg_two_pass(const float* x, int64_t n, Partials& p, int* result, cudaStream_t s) {
   static const unsigned res_vec = gpu100::resident_grid(arg_partials<kMax, true>, kBlock);
   static const unsigned res_scalar = gpu100::resident_grid(arg_partials<kMax, false>, kBlock);
   unsigned grid;
@@ -345,7 +385,7 @@ void own_arg(const float* x, int64_t n, Partials& p, int* result, cudaStream_t s
   LAUNCH_CHECK();
 }
 
-void own_axpy(const float* alpha, const float* x, float* y, int64_t n, cudaStream_t s) {
+void axpy_grid_stride(const float* alpha, const float* x, float* y, int64_t n, cudaStream_t s) {
   static const unsigned res_vec = gpu100::resident_grid(axpy_kernel<true>, kBlock);
   static const unsigned res_scalar = gpu100::resident_grid(axpy_kernel<false>, kBlock);
   if (gpu100::is_aligned(x, 16) && gpu100::is_aligned(y, 16))
@@ -356,7 +396,7 @@ void own_axpy(const float* alpha, const float* x, float* y, int64_t n, cudaStrea
   LAUNCH_CHECK();
 }
 
-void own_scal(const float* alpha, float* x, int64_t n, cudaStream_t s) {
+void scal_grid_stride(const float* alpha, float* x, int64_t n, cudaStream_t s) {
   static const unsigned res_vec = gpu100::resident_grid(scal_kernel<true>, kBlock);
   static const unsigned res_scalar = gpu100::resident_grid(scal_kernel<false>, kBlock);
   if (gpu100::is_aligned(x, 16))
@@ -367,41 +407,227 @@ void own_scal(const float* alpha, float* x, int64_t n, cudaStream_t s) {
   LAUNCH_CHECK();
 }
 
-// ---- CPU side ----------------------------------------------------------------------------------
-// Ties for amax and amin, at places that land in the same float4, in different threads and (for
-// large n) in different blocks: magnitude 2 (above every input in [-0.5, 1.5)) with both signs,
-// and 0 / -0 (nothing is smaller). Only for n >= 16, where the six places are distinct.
-void plant_ties(std::vector<float>& x) {
-  const size_t n = x.size();
-  if (n < 16) return;
-  x[n - 1] = 2.0f;
-  x[(2 * n) / 3 + 1] = 2.0f;
-  x[(2 * n) / 3] = -2.0f;  // the first of the three: amax is (2n)/3 + 1 (1-based)
-  x[n / 2] = 0.0f;
-  x[n / 5 + 1] = 0.0f;
-  x[n / 5] = -0.0f;  // the first zero: amin is n/5 + 1 (1-based)
-}
-
-// The 1-based index of the first element of largest (or smallest) magnitude: BLAS's i?amax /
-// i?amin rule. Strict comparisons keep the first of equal magnitudes.
-int first_extreme_index(const std::vector<float>& x, bool largest) {
-  size_t best = 0;
-  float best_abs = std::fabs(x[0]);
-  for (size_t i = 1; i < x.size(); ++i) {
-    const float a = std::fabs(x[i]);
-    if (largest ? a > best_abs : a < best_abs) {
-      best = i;
-      best_abs = a;
-    }
+// Everything the versions run on: the inputs, in-place work copies, the matrix in both layouts,
+// alphas and results in device memory (CUBLAS_POINTER_MODE_DEVICE), the cuBLAS handle.
+struct Level1 {
+  Level1(const Problem& p, bool cublas_usable)
+      : n(int64_t(p.x.size())), rows(p.rows), cols(p.cols), col(p.col),
+        x(p.x), y(p.y), xw(p.x.size()), yw(p.y.size()), rm(p.mat), cm(p.mat.size()), v(p.v),
+        // alpha and its inverse for each in-place call
+        scalars(std::vector<float>{kAxpyAlpha, -kAxpyAlpha, kScalAlpha, 1.0f / kScalAlpha}),
+        fres(1), ires(1) {
+    // Setup, not timed: the column-major copy.
+    const unsigned grid = gpu100::resident_grid(to_column_major, 256);
+    to_column_major<<<grid, 256>>>(rm.data(), cm.data(), rows, cols);
+    LAUNCH_CHECK();
+    CUDA_CHECK(cudaDeviceSynchronize());
+    // Only where cuBLAS can run: under the emulator its versions are NOT RUN and never touch h.
+    if (cublas_usable) CUBLAS_CHECK(cublasSetPointerMode(h, CUBLAS_POINTER_MODE_DEVICE));
   }
-  return int(best) + 1;
+  cublasHandle_t on(cudaStream_t s) {
+    h.set_stream(s);
+    return h;
+  }
+  // In-place calls: even calls use alpha, odd calls its inverse (reset() starts at alpha).
+  const float* axpy_alpha() { return scalars.data() + (axpy_calls++ % 2); }
+  const float* scal_alpha() { return scalars.data() + 2 + (scal_calls++ % 2); }
+
+  int64_t n, rows, cols, col;
+  gpu100::DeviceBuffer<float> x, y, xw, yw, rm, cm, v, scalars, fres;
+  gpu100::DeviceBuffer<int> ires;
+  Partials partials;
+  gpu100::CublasHandle h;
+  int axpy_calls = 0, scal_calls = 0;
+};
+
+void cublas_dot(Level1& d, cudaStream_t s) {
+  CUBLAS_CHECK(cublasSdot(d.on(s), int(d.n), d.x.data(), 1, d.y.data(), 1, d.fres.data()));
+}
+void own_dot(Level1& d, cudaStream_t s) {
+  sum_two_pass<false>(d.x.data(), d.y.data(), d.n, d.partials, d.fres.data(), s);
+}
+void cublas_axpy(Level1& d, cudaStream_t s) {
+  CUBLAS_CHECK(cublasSaxpy(d.on(s), int(d.n), d.axpy_alpha(), d.x.data(), 1, d.yw.data(), 1));
+}
+void own_axpy(Level1& d, cudaStream_t s) {
+  axpy_grid_stride(d.axpy_alpha(), d.x.data(), d.yw.data(), d.n, s);
+}
+void cublas_scal(Level1& d, cudaStream_t s) {
+  CUBLAS_CHECK(cublasSscal(d.on(s), int(d.n), d.scal_alpha(), d.xw.data(), 1));
+}
+void own_scal(Level1& d, cudaStream_t s) { scal_grid_stride(d.scal_alpha(), d.xw.data(), d.n, s); }
+void cublas_nrm2(Level1& d, cudaStream_t s) {
+  CUBLAS_CHECK(cublasSnrm2(d.on(s), int(d.n), d.x.data(), 1, d.fres.data()));
+}
+void own_nrm2(Level1& d, cudaStream_t s) {
+  sum_two_pass<true>(d.x.data(), nullptr, d.n, d.partials, d.fres.data(), s);
+}
+void cublas_amax(Level1& d, cudaStream_t s) {
+  CUBLAS_CHECK(cublasIsamax(d.on(s), int(d.n), d.x.data(), 1, d.ires.data()));
+}
+void own_amax(Level1& d, cudaStream_t s) {
+  arg_two_pass<true>(d.x.data(), d.n, d.partials, d.ires.data(), s);
+}
+void cublas_amin(Level1& d, cudaStream_t s) {
+  CUBLAS_CHECK(cublasIsamin(d.on(s), int(d.n), d.x.data(), 1, d.ires.data()));
+}
+void own_amin(Level1& d, cudaStream_t s) {
+  arg_two_pass<false>(d.x.data(), d.n, d.partials, d.ires.data(), s);
+}
+// A column of the row-major matrix: start at element `col` of row 0, step ld = cols.
+void dot_strided(Level1& d, cudaStream_t s) {
+  CUBLAS_CHECK(cublasSdot(d.on(s), int(d.rows), d.rm.data() + d.col, int(d.cols), d.v.data(), 1,
+                          d.fres.data()));
+}
+// The same column in column-major storage: contiguous, starting at col * ld (ld = rows).
+void dot_contiguous(Level1& d, cudaStream_t s) {
+  CUBLAS_CHECK(cublasSdot(d.on(s), int(d.rows), d.cm.data() + d.col * d.rows, 1, d.v.data(), 1,
+                          d.fres.data()));
 }
 
-// A scalar result against its double reference.
-gpu100::CheckResult check_scalar(float got, double ref, gpu100::Tolerance tol) {
-  gpu100::ErrorStats s(tol);
-  s.add(double(got), ref, 0);
-  return s.finish();
+enum class Op { Dot, Axpy, Scal, Nrm2, Amax, Amin, ColumnDot };
+struct Version {
+  const char* name;
+  Op op;
+  bool cublas;  // calls cuBLAS: NOT RUN under the emulator
+  void (*launch)(Level1&, cudaStream_t);
+};
+const Version kVersions[] = {
+    {"cublas_dot", Op::Dot, true, cublas_dot},
+    {"own_dot", Op::Dot, false, own_dot},
+    {"cublas_axpy", Op::Axpy, true, cublas_axpy},
+    {"own_axpy", Op::Axpy, false, own_axpy},
+    {"cublas_scal", Op::Scal, true, cublas_scal},
+    {"own_scal", Op::Scal, false, own_scal},
+    {"cublas_nrm2", Op::Nrm2, true, cublas_nrm2},
+    {"own_nrm2", Op::Nrm2, false, own_nrm2},
+    {"cublas_amax", Op::Amax, true, cublas_amax},
+    {"own_amax", Op::Amax, false, own_amax},
+    {"cublas_amin", Op::Amin, true, cublas_amin},
+    {"own_amin", Op::Amin, false, own_amin},
+    {"dot_strided", Op::ColumnDot, true, dot_strided},
+    {"dot_contiguous", Op::ColumnDot, true, dot_contiguous},
+};
+
+const char* op_name(Op op) {
+  switch (op) {
+    case Op::Dot: return "dot";
+    case Op::Axpy: return "axpy";
+    case Op::Scal: return "scal";
+    case Op::Nrm2: return "nrm2";
+    case Op::Amax: return "amax";
+    case Op::Amin: return "amin";
+    case Op::ColumnDot: break;
+  }
+  return "column dot";
+}
+
+// A version as ctx.measure takes it: its reset and check, and its useful bytes, follow from its
+// operation. The in-place ones restore their input, so an element the call forgets still holds y
+// (or x) instead of alpha x + y (or alpha x), and fails.
+gpu100::Measure measure_of(const Version& v, Level1& d, const Problem& p) {
+  const double f = sizeof(float), n = double(d.n);
+  gpu100::Measure m{.name = v.name,
+                    .launch = [&v, &d](cudaStream_t s) { v.launch(d, s); },
+                    .vendor = v.cublas};
+  auto scalar = [&d](double ref, gpu100::Tolerance tol) {
+    return [&d, ref, tol] { return check_scalar(d.fres.download()[0], ref, tol); };
+  };
+  auto index = [&d](int ref) {
+    return [&d, ref] { return gpu100::compare_exact(d.ires.download(), std::vector<int>{ref}); };
+  };
+  const gpu100::Tolerance sum_tol = gpu100::gemm_tolerance(d.n);
+  switch (v.op) {
+    case Op::Dot:
+      m.reset = [&d] { d.fres.poison(); };
+      m.check = scalar(p.dot, sum_tol);
+      m.work = 2 * f * n;
+      break;
+    case Op::Nrm2:
+      m.reset = [&d] { d.fres.poison(); };
+      m.check = scalar(p.nrm2, sum_tol);
+      m.work = f * n;
+      break;
+    case Op::Amax:
+    case Op::Amin:
+      m.reset = [&d] { d.ires.poison(); };
+      m.check = index(v.op == Op::Amax ? p.amax : p.amin);
+      m.work = f * n;
+      break;
+    case Op::Axpy:
+      m.reset = [&d] {
+        CUDA_CHECK(cudaMemcpy(d.yw.data(), d.y.data(), d.y.bytes(), cudaMemcpyDeviceToDevice));
+        d.axpy_calls = 0;
+      };
+      m.check = [&d, &p] {
+        const auto got = d.yw.download();
+        gpu100::ErrorStats s(gpu100::Tolerance::FP32());
+        for (size_t i = 0; i < got.size(); ++i)
+          s.add(double(got[i]), double(kAxpyAlpha) * double(p.x[i]) + double(p.y[i]), int64_t(i));
+        return s.finish();
+      };
+      m.work = 3 * f * n;
+      break;
+    case Op::Scal:
+      m.reset = [&d] {
+        CUDA_CHECK(cudaMemcpy(d.xw.data(), d.x.data(), d.x.bytes(), cudaMemcpyDeviceToDevice));
+        d.scal_calls = 0;
+      };
+      m.check = [&d, &p] {
+        const auto got = d.xw.download();
+        gpu100::ErrorStats s(gpu100::Tolerance::FP32());
+        for (size_t i = 0; i < got.size(); ++i)
+          s.add(double(got[i]), double(kScalAlpha) * double(p.x[i]), int64_t(i));
+        return s.finish();
+      };
+      m.work = 2 * f * n;
+      break;
+    case Op::ColumnDot:
+      m.reset = [&d] { d.fres.poison(); };
+      m.check = scalar(p.col_dot, gpu100::gemm_tolerance(d.rows));
+      m.work = 2 * f * double(d.rows);
+      break;
+  }
+  return m;
+}
+
+// ---- analysis -----------------------------------------------------------------------------------
+// Our kernels next to cuBLAS, for every operation where both ran (r[i] is kVersions[i]'s result).
+gpu100::Table own_vs_cublas(const std::vector<gpu100::Measured>& r) {
+  gpu100::Table vs;
+  vs.title = "own kernels vs cuBLAS (same data, same useful bytes)";
+  vs.columns = {"operation", "cuBLAS GB/s", "own GB/s", "own % of cuBLAS"};
+  for (size_t i = 0; i < r.size(); ++i) {
+    if (kVersions[i].cublas || !r[i].ran) continue;
+    for (size_t j = 0; j < r.size(); ++j)
+      if (kVersions[j].cublas && kVersions[j].op == kVersions[i].op && r[j].ran)
+        vs.add_row({op_name(kVersions[i].op), r[j].rate, r[i].rate,
+                    r[j].rate > 0 ? 100.0 * r[i].rate / r[j].rate : 0.0});
+  }
+  return vs;
+}
+
+std::string ties_note(const Problem& p) {
+  size_t ties_max = 0, ties_min = 0;
+  const float top = std::fabs(p.x[size_t(p.amax - 1)]);
+  const float bottom = std::fabs(p.x[size_t(p.amin - 1)]);
+  for (float e : p.x) {
+    ties_max += std::fabs(e) == top;
+    ties_min += std::fabs(e) == bottom;
+  }
+  return fmt::format(
+      "amax: max |x| = {:.9g} occurs {} time(s); BLAS returns the first, 1-based: {} (C index "
+      "{}). amin: min |x| = {:.9g} occurs {} time(s), first at {}",
+      top, ties_max, p.amax, p.amax - 1, bottom, ties_min, p.amin);
+}
+
+std::string stride_note(const Problem& p) {
+  return fmt::format(
+      "dot_strided: column {} of a row-major {} x {} matrix, incx = ld = {} ({} bytes apart; {}); "
+      "dot_contiguous: the same column stored column-major, incx = 1",
+      p.col, p.rows, p.cols, p.cols, p.cols * 4,
+      p.cols >= 8 ? "one 32-byte sector per element, ~8x the useful bytes move"
+                  : "several elements share a 32-byte sector");
 }
 
 }  // namespace
@@ -412,19 +638,10 @@ int main(int argc, char** argv) {
       "(a matrix column with incx = ld), vs cudaMemcpy");
   int64_t n = (int64_t(1) << 26) + 5;
   int64_t rows = (int64_t(1) << 22) + 1, cols = 16;
-  constexpr int64_t kIntMax = 2147483647;  // the int API of cuBLAS
   cli.size("n", n, 100'003, "vector length", kIntMax);
   cli.size("rows", rows, 10'007, "rows of the matrix of the stride versions", kIntMax);
   cli.size("cols", cols, 13, "columns of that matrix (= ld = incx of a column)", kIntMax);
-  const std::vector<std::string> ops = {"dot", "axpy", "scal", "nrm2", "amax", "amin"};
-  std::vector<std::string> names;
-  for (const auto& op : ops) {
-    names.push_back("cublas_" + op);
-    names.push_back("own_" + op);
-  }
-  names.push_back("dot_strided");
-  names.push_back("dot_contiguous");
-  cli.kernels(names);
+  cli.kernels_of(kVersions);
   cli.validate([&]() -> std::string {
     // The strided vector spans (rows - 1) * cols + 1 elements; keep every offset inside int.
     if (double(rows) * double(cols) > double(kIntMax))
@@ -448,218 +665,17 @@ int main(int argc, char** argv) {
     report.limit("dram_gbps", ctx.device().peak_dram_gbps(), "HBM peak");
     report.baseline_as_percent();
 
-    // ---- inputs and CPU references ------------------------------------------------------
-    const size_t count = size_t(n);
-    auto x = gpu100::random_floats(count, ctx.seed(), -0.5f, 1.5f);
-    plant_ties(x);
-    const auto y = gpu100::random_floats(count, ctx.seed() + 1, -0.5f, 1.5f);
-    double dot_ref = 0, sumsq = 0;
-    for (size_t i = 0; i < count; ++i) {
-      dot_ref += double(x[i]) * double(y[i]);
-      sumsq += double(x[i]) * double(x[i]);
-    }
-    const double nrm2_ref = std::sqrt(sumsq);
-    const int amax_ref = first_extreme_index(x, true);
-    const int amin_ref = first_extreme_index(x, false);
+    const Problem p = make_problem(n, rows, cols, ctx.seed());
+    Level1 d(p, ctx.vendor_libraries());
+    ctx.copy_baseline(size_t(n) * sizeof(float));  // reads + writes 8 bytes per element, like dot
 
-    const size_t mcount = size_t(rows) * size_t(cols);
-    const auto mat = gpu100::random_floats(mcount, ctx.seed() + 2, -0.5f, 1.5f);
-    const auto v = gpu100::random_floats(size_t(rows), ctx.seed() + 3, -0.5f, 1.5f);
-    const int64_t col = cols - 1;  // the last column: its last element is the matrix's last
-    double col_dot_ref = 0;
-    for (int64_t r = 0; r < rows; ++r)
-      col_dot_ref += double(mat[size_t(r * cols + col)]) * double(v[size_t(r)]);
+    std::vector<gpu100::Measure> runs;
+    for (const Version& v : kVersions) runs.push_back(measure_of(v, d, p));
+    const std::vector<gpu100::Measured> r = ctx.measure_all(runs);
 
-    // ---- device data --------------------------------------------------------------------
-    gpu100::DeviceBuffer<float> d_x(x), d_y(y), d_xw(count), d_yw(count);
-    gpu100::DeviceBuffer<float> d_rm(mat), d_cm(mcount), d_v(v);
-    {
-      const unsigned grid = gpu100::resident_grid(to_column_major, 256);
-      to_column_major<<<grid, 256>>>(d_rm.data(), d_cm.data(), rows, cols);
-      LAUNCH_CHECK();
-      CUDA_CHECK(cudaDeviceSynchronize());
-    }
-    // Scalars in device memory (device pointer mode): alpha and its inverse for each call.
-    const std::vector<float> scalars = {kAxpyAlpha, -kAxpyAlpha, kScalAlpha, 1.0f / kScalAlpha};
-    gpu100::DeviceBuffer<float> d_scalars(scalars), d_fres(1);
-    gpu100::DeviceBuffer<int> d_ires(1);
-    Partials partials;
-
-    gpu100::CublasHandle h;  // the cuBLAS versions are NOT RUN under the emulator
-    if (ctx.vendor_libraries()) CUBLAS_CHECK(cublasSetPointerMode(h, CUBLAS_POINTER_MODE_DEVICE));
-    const int N = int(n), R = int(rows), C = int(cols);
-
-    ctx.copy_baseline(count * sizeof(float));  // reads + writes 8 bytes per element, like dot
-    const double fbytes = double(sizeof(float));
-
-    // ---- checks shared by both implementations of an operation --------------------------
-    const gpu100::Tolerance sum_tol = gpu100::gemm_tolerance(n);
-    auto float_result = [&](double ref, gpu100::Tolerance tol) {
-      return [&d_fres, ref, tol] { return check_scalar(d_fres.download()[0], ref, tol); };
-    };
-    auto index_result = [&](int ref) {
-      return [&d_ires, ref] {
-        return gpu100::compare_exact(d_ires.download(), std::vector<int>{ref});
-      };
-    };
-    auto poison_f = [&] { d_fres.poison(); };
-    auto poison_i = [&] { d_ires.poison(); };
-    auto check_axpy = [&] {
-      const auto got = d_yw.download();
-      gpu100::ErrorStats s(gpu100::Tolerance::FP32());
-      for (size_t i = 0; i < count; ++i)
-        s.add(double(got[i]), double(kAxpyAlpha) * double(x[i]) + double(y[i]), int64_t(i));
-      return s.finish();
-    };
-    auto check_scal = [&] {
-      const auto got = d_xw.download();
-      gpu100::ErrorStats s(gpu100::Tolerance::FP32());
-      for (size_t i = 0; i < count; ++i)
-        s.add(double(got[i]), double(kScalAlpha) * double(x[i]), int64_t(i));
-      return s.finish();
-    };
-    // In-place calls: restore the input; even calls use alpha, odd calls its inverse.
-    int axpy_calls = 0, scal_calls = 0;
-    auto reset_y = [&] {
-      CUDA_CHECK(cudaMemcpy(d_yw.data(), d_y.data(), d_y.bytes(), cudaMemcpyDeviceToDevice));
-      axpy_calls = 0;
-    };
-    auto reset_x = [&] {
-      CUDA_CHECK(cudaMemcpy(d_xw.data(), d_x.data(), d_x.bytes(), cudaMemcpyDeviceToDevice));
-      scal_calls = 0;
-    };
-    auto axpy_alpha = [&] { return d_scalars.data() + (axpy_calls++ % 2); };
-    auto scal_alpha = [&] { return d_scalars.data() + 2 + (scal_calls++ % 2); };
-
-    // ---- the versions -------------------------------------------------------------------
-    const double dot_bytes = 2 * fbytes * double(n), read_bytes = fbytes * double(n);
-    ctx.run_vendor_version(
-        "cublas_dot",
-        [&](cudaStream_t s) {
-          h.set_stream(s);
-          CUBLAS_CHECK(cublasSdot(h, N, d_x.data(), 1, d_y.data(), 1, d_fres.data()));
-        },
-        poison_f, float_result(dot_ref, sum_tol), dot_bytes);
-    ctx.run_version(
-        "own_dot",
-        [&](cudaStream_t s) {
-          own_sum<false>(d_x.data(), d_y.data(), n, partials, d_fres.data(), s);
-        },
-        poison_f, float_result(dot_ref, sum_tol), dot_bytes);
-
-    ctx.run_vendor_version(
-        "cublas_axpy",
-        [&](cudaStream_t s) {
-          h.set_stream(s);
-          CUBLAS_CHECK(cublasSaxpy(h, N, axpy_alpha(), d_x.data(), 1, d_yw.data(), 1));
-        },
-        reset_y, check_axpy, 3 * fbytes * double(n));
-    ctx.run_version(
-        "own_axpy", [&](cudaStream_t s) { own_axpy(axpy_alpha(), d_x.data(), d_yw.data(), n, s); },
-        reset_y, check_axpy, 3 * fbytes * double(n));
-
-    ctx.run_vendor_version(
-        "cublas_scal",
-        [&](cudaStream_t s) {
-          h.set_stream(s);
-          CUBLAS_CHECK(cublasSscal(h, N, scal_alpha(), d_xw.data(), 1));
-        },
-        reset_x, check_scal, 2 * fbytes * double(n));
-    ctx.run_version(
-        "own_scal", [&](cudaStream_t s) { own_scal(scal_alpha(), d_xw.data(), n, s); }, reset_x,
-        check_scal, 2 * fbytes * double(n));
-
-    ctx.run_vendor_version(
-        "cublas_nrm2",
-        [&](cudaStream_t s) {
-          h.set_stream(s);
-          CUBLAS_CHECK(cublasSnrm2(h, N, d_x.data(), 1, d_fres.data()));
-        },
-        poison_f, float_result(nrm2_ref, sum_tol), read_bytes);
-    ctx.run_version(
-        "own_nrm2",
-        [&](cudaStream_t s) { own_sum<true>(d_x.data(), nullptr, n, partials, d_fres.data(), s); },
-        poison_f, float_result(nrm2_ref, sum_tol), read_bytes);
-
-    ctx.run_vendor_version(
-        "cublas_amax",
-        [&](cudaStream_t s) {
-          h.set_stream(s);
-          CUBLAS_CHECK(cublasIsamax(h, N, d_x.data(), 1, d_ires.data()));
-        },
-        poison_i, index_result(amax_ref), read_bytes);
-    ctx.run_version(
-        "own_amax",
-        [&](cudaStream_t s) { own_arg<true>(d_x.data(), n, partials, d_ires.data(), s); }, poison_i,
-        index_result(amax_ref), read_bytes);
-
-    ctx.run_vendor_version(
-        "cublas_amin",
-        [&](cudaStream_t s) {
-          h.set_stream(s);
-          CUBLAS_CHECK(cublasIsamin(h, N, d_x.data(), 1, d_ires.data()));
-        },
-        poison_i, index_result(amin_ref), read_bytes);
-    ctx.run_version(
-        "own_amin",
-        [&](cudaStream_t s) { own_arg<false>(d_x.data(), n, partials, d_ires.data(), s); },
-        poison_i, index_result(amin_ref), read_bytes);
-
-    // A column of the row-major matrix: start at element `col` of row 0, step ld = cols.
-    const gpu100::Tolerance col_tol = gpu100::gemm_tolerance(rows);
-    ctx.run_vendor_version(
-        "dot_strided",
-        [&](cudaStream_t s) {
-          h.set_stream(s);
-          CUBLAS_CHECK(cublasSdot(h, R, d_rm.data() + col, C, d_v.data(), 1, d_fres.data()));
-        },
-        poison_f, float_result(col_dot_ref, col_tol), 2 * fbytes * double(rows));
-
-    // The same column in column-major storage: contiguous, starting at col * ld (ld = rows).
-    ctx.run_vendor_version(
-        "dot_contiguous",
-        [&](cudaStream_t s) {
-          h.set_stream(s);
-          CUBLAS_CHECK(cublasSdot(h, R, d_cm.data() + col * rows, 1, d_v.data(), 1, d_fres.data()));
-        },
-        poison_f, float_result(col_dot_ref, col_tol), 2 * fbytes * double(rows));
-
-    // ---- our kernels next to cuBLAS -----------------------------------------------------
-    gpu100::Table vs;
-    vs.title = "own kernels vs cuBLAS (same data, same useful bytes)";
-    vs.columns = {"operation", "cuBLAS GB/s", "own GB/s", "own % of cuBLAS"};
-    for (const auto& op : ops) {
-      const auto* b = report.find("cublas_" + op);
-      const auto* o = report.find("own_" + op);
-      if (!b || !o || !b->time.valid() || !o->time.valid()) continue;
-      vs.add_row({op, b->rate, o->rate, b->rate > 0 ? 100.0 * o->rate / b->rate : 0.0});
-    }
-    if (!vs.rows.empty()) report.table(std::move(vs));
-
-    // ---- notes --------------------------------------------------------------------------
-    size_t ties_max = 0, ties_min = 0;
-    const float top = std::fabs(x[size_t(amax_ref - 1)]);
-    const float bottom = std::fabs(x[size_t(amin_ref - 1)]);
-    for (float e : x) {
-      ties_max += std::fabs(e) == top;
-      ties_min += std::fabs(e) == bottom;
-    }
-    char line[320];
-    std::snprintf(line, sizeof line,
-                  "amax: max |x| = %.9g occurs %zu time(s); BLAS returns the first, 1-based: %d "
-                  "(C index %d). amin: min |x| = %.9g occurs %zu time(s), first at %d",
-                  double(top), ties_max, amax_ref, amax_ref - 1, double(bottom), ties_min,
-                  amin_ref);
-    report.note(line);
-    std::snprintf(line, sizeof line,
-                  "dot_strided: column %lld of a row-major %lld x %lld matrix, incx = ld = %lld "
-                  "(%lld bytes apart; %s); dot_contiguous: the same column stored column-major, "
-                  "incx = 1",
-                  (long long)col, (long long)rows, (long long)cols, (long long)cols,
-                  (long long)(cols * 4),
-                  cols >= 8 ? "one 32-byte sector per element, ~8x the useful bytes move"
-                            : "several elements share a 32-byte sector");
-    report.note(line);
+    if (gpu100::Table vs = own_vs_cublas(r); !vs.rows.empty()) report.table(std::move(vs));
+    report.note(ties_note(p));
+    report.note(stride_note(p));
     report.note(
         "GB/s count the useful bytes of each call (x and y of a dot, y read and written by "
         "axpy, ...); results and alphas live in device memory (CUBLAS_POINTER_MODE_DEVICE), so "

@@ -3,77 +3,43 @@
 // A tiled GEMM gives each thread block one tile of C and walks the whole K dimension. That is
 // the right shape for 4096^3 (4096 tiles of 64 x 64 keep every SM busy for many waves), and the
 // wrong one for C = A * B with M = N = 512 and K = 131072: the same FLOPs as a 1600^3 GEMM, but
-// only 64 output tiles. 64 blocks on a GPU with 132 SMs leave half the SMs idle and the other
-// half running one block each, with too few warps to hide memory latency: the whole machine
-// waits for 64 long serial loops over K.
+// only 64 output tiles, 64 blocks for a GPU of 132 SMs, each running one long serial loop over K.
+// Split-K cuts the K loop instead of C: block (tile, s) computes the tile's partial product over
+// the s-th slice of K, so tiles x splits blocks run at once. The partials must then be summed,
+// and that is the design choice of the day:
+//   workspace  every split writes its partial tile to its own slice of a workspace; a second
+//              kernel adds the slices in the fixed order 0, 1, ..., S - 1: the same bits on
+//              every run, for one extra write + read of S x M x N floats and a second launch.
+//   atomic     C is zeroed (cudaMemsetAsync, timed: part of the work) and every split atomicAdds
+//              its partial tile into C (atom.global.add.f32): one GEMM launch, no workspace, but
+//              the order of the additions, and so the last bits of C, change from run to run.
 //
-// Split-K cuts the K loop instead of C: block (tile, s) computes the tile's partial product
-// over the s-th slice of K, so tiles x splits blocks run at once. The partials must then be
-// summed, and that is the design choice of the day:
-//   workspace  every split writes its partial tile to its own slice of a workspace
-//              (splits x M x N floats); a second kernel adds the slices in a fixed order,
-//              0, 1, ..., splits - 1. Costs one extra write + read of splits x M x N floats
-//              (1 MiB per split at 512 x 512, next to 512 MiB of A and B) and a second launch.
-//              Deterministic: the same bits on every run.
-//   atomic     C is zeroed (cudaMemsetAsync, timed: part of the work) and every split
-//              atomicAdds its partial tile into C (atom.global.add.f32 in the PTX nvcc 13.0
-//              emits; its result is unused, so the GPU need not send anything back: the add is
-//              carried out at L2). One GEMM launch and no workspace, but the order in which
-//              the splits arrive depends on block scheduling, so the rounding - and the last
-//              bits of C - can change from run to run. Every order is correct: fp32 addition is
-//              not associative, and no order is "the" sum. The report counts the entries that
-//              differ between two runs.
-//
-// The tile kernel (shared by both): 64 x 64 tile of C per block of 256 threads, each thread a
-// 4 x 4 register tile (16 FMAs per two 16-byte shared loads per k step). K advances 16 at a time
-// through double-buffered shared memory: while the tile of step t is multiplied, each thread
-// already has its two 16-byte global loads for step t + 1 in flight (register prefetch), and one
-// __syncthreads() per step suffices (the buffer being written was last read before the
-// previous barrier). The A tile is stored transposed (As[k][m]), so both operands of the inner
-// product are read as float4 along the tile; its rows are padded to 68 floats, which keeps the
-// float4 reads aligned (the transposing stores still meet 2-way bank conflicts: 4 per thread per
-// step, against 32 conflict-free float4 reads). Splits are made of whole 16-wide K steps: with
-// kt = ceil(K / 16) steps, split s covers steps [s*kt/S, (s+1)*kt/S), so slices differ by at
-// most one step whatever K and S are, and only the matrix's last step is partial (guarded). A
-// split with no steps (S > kt) writes zeros (workspace) or adds nothing (atomic).
-// Arbitrary M, N, K: 16-byte loads when K (for A) or N (for B and C) is a multiple of 4 - then
-// every row starts 16-byte aligned - and the 4 elements lie inside the matrix; scalar loads
-// with zero fill otherwise. Row-major throughout (A: ld K, B and C: ld N).
+// The tile kernel (shared by all versions): 64 x 64 tile per block of 256 threads, a 4 x 4
+// register tile per thread, K in steps of 16 through double-buffered shared memory with register
+// prefetch, A stored transposed; 16-byte loads where a row is aligned and the four elements are
+// in range, scalar with zero fill otherwise. Split s covers K steps [s kt / S, (s + 1) kt / S).
 //
 // Versions (TFLOP/s count 2 M N K; the reduction's adds are not counted)
-//   no_split          the tile kernel alone (splits = 1): the under-filled GPU
-//   splitk_workspace  --splits S (default: auto, from a model of waves: tiles x S blocks run in
-//                     ceil(tiles S / resident) waves of ceil(kt / S) steps; the smallest S
-//                     within 5% of the shortest such chain, at least 8 K steps per split, at
-//                     most 128 splits; see auto_splits) + the ordered reduction
+//   no_split          the tile kernel alone (S = 1): the under-filled GPU
+//   splitk_workspace  --splits S (default: auto, from a model of waves: auto_splits) + the
+//                     ordered reduction
 //   splitk_atomic     the same S, atomicAdd into a zeroed C
 // A table then runs both split-K versions over split counts 1, 2, 3, 4, 6, ... (every point
-// checked: a wrong result there fails the day). Baseline: cublasSgemm (plain FP32, no TF32) on
-// the same data, which picks its own strategy for this shape (possibly its own split-K).
-// --sweep adds (1) gemm_sweep's square-size curve of splitk_workspace (auto splits) vs cuBLAS
-// and (2) a K sweep at this run's M x N (K = k/64, k/16, k/4, k) of no_split, splitk_workspace
-// and cuBLAS, every point checked. They show two different things: split-K is a fix for too few
-// output tiles, so on the square curve it switches itself off once the tiles alone fill the
-// GPU (auto = 1 split from 2048^3 up on an H100-sized GPU) and what remains is the simple tile
-// kernel against cuBLAS, which should win there by a wide margin; the K sweep is split-K's regime,
-// where no_split's rate stays flat (64 blocks, however long K is) and the split version's should
-// grow with K towards the machine's FP32 rate.
+// checked). --sweep adds gemm_sweep's square curve of splitk_workspace vs cuBLAS and a K sweep at
+// this M x N (K = k/64 ... k) of no_split, splitk_workspace and cuBLAS, every point checked.
+// Baseline: cublasSgemm (plain FP32, no TF32), which picks its own strategy for this shape.
 //
 // Check: CPU double at every entry for --quick, ~4096 sampled entries (corners, last row and
 // column, random) at the full size; the reference is computed once and shared. Tolerance:
-// gemm_tolerance(K), the random-walk model of a length-K fp32 dot product with 4x margin; it
-// holds for any order of the partial sums (the atomic version's order changes from run to run;
-// splitting K only replaces one long running sum by S shorter ones plus S - 1 additions, which
-// if anything lowers the error).
-// Goal (unmeasured: no GPU was available when this was written): split-K well above no_split at
-// the default shape (several times: 64 blocks cannot fill a GPU of 100+ SMs), and within reach
-// of cuBLAS, which is free to split K itself. No number here has been measured yet.
+// gemm_tolerance(K), the random-walk model of a length-K fp32 dot product with 4x margin, which
+// holds for any order of the partial sums (the atomic version's order changes from run to run).
 //
 // Run:  build/bin/day022 [--m 512 --n 512 --k 131072] [--splits 12] [--kernel splitk_atomic]
 //                        [--sweep]
+#include <fmt/core.h>
+
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <cstring>
 #include <functional>
 #include <string>
@@ -90,7 +56,52 @@ constexpr int kTM = 4, kTN = 4;
 constexpr int kAPad = 4;  // As rows of 68 floats: 272 bytes, so float4 reads stay aligned
 static_assert(kBM * kBK == 4 * kThreads && kBK * kBN == 4 * kThreads, "one float4 per thread");
 static_assert((kBM / kTM) * (kBN / kTN) == kThreads, "the register tiles cover the block tile");
+constexpr int64_t kIntMax = 2147483647;  // cuBLAS dimensions are int
 
+// ---- CPU reference ------------------------------------------------------------------------------
+struct Reference {
+  std::vector<std::pair<int64_t, int64_t>> points;
+  std::vector<double> value;
+};
+
+// B is transposed first so that each sampled entry is a dot product of two contiguous rows.
+// a: row-major m x k, b: row-major k x n (the first m k and k n floats of the arrays).
+Reference make_reference(const float* a, const float* b, int64_t m, int64_t n, int64_t k,
+                         uint64_t seed) {
+  Reference r;
+  r.points = gpu100::gemm_check_points(m, n, k, seed);
+  std::vector<float> bt(size_t(n) * size_t(k));
+  constexpr int64_t kBlock = 64;
+  for (int64_t p0 = 0; p0 < k; p0 += kBlock)
+    for (int64_t j0 = 0; j0 < n; j0 += kBlock)
+      for (int64_t p = p0; p < std::min(p0 + kBlock, k); ++p)
+        for (int64_t j = j0; j < std::min(j0 + kBlock, n); ++j)
+          bt[size_t(j * k + p)] = b[size_t(p * n + j)];
+  r.value.resize(r.points.size());
+  for (size_t t = 0; t < r.points.size(); ++t) {
+    const float* x = a + size_t(r.points[t].first * k);
+    const float* y = bt.data() + size_t(r.points[t].second * k);
+    double s[4] = {0, 0, 0, 0};  // four chains: the loop is not one long dependent add
+    int64_t p = 0;
+    for (; p + 4 <= k; p += 4)
+      for (int q = 0; q < 4; ++q) s[q] += double(x[p + q]) * double(y[p + q]);
+    for (; p < k; ++p) s[0] += double(x[p]) * double(y[p]);
+    r.value[t] = (s[0] + s[1]) + (s[2] + s[3]);
+  }
+  return r;
+}
+
+gpu100::CheckResult check_c(const std::vector<float>& c, const Reference& ref, int64_t n,
+                            gpu100::Tolerance tol) {
+  gpu100::ErrorStats e(tol);
+  for (size_t t = 0; t < ref.points.size(); ++t) {
+    const auto [i, j] = ref.points[t];
+    e.add(double(c[size_t(i * n + j)]), ref.value[t], i * n + j);
+  }
+  return e.finish();
+}
+
+// ---- kernels ------------------------------------------------------------------------------------
 enum class Epilogue { kStore, kAtomic };
 
 // Four consecutive floats p[0..3] of a row, elements at or past `limit` read as 0. `vec`: the row
@@ -250,7 +261,7 @@ struct Shape {
 
 // splits = 1 writes C directly; otherwise the splits fill the workspace (>= splits * m * n
 // floats) and reduce_splits sums it into C.
-void splitk_workspace(const Shape& sh, const float* A, const float* B, float* C, float* ws,
+void launch_workspace(const Shape& sh, const float* A, const float* B, float* C, float* ws,
                       int splits, cudaStream_t s) {
   const dim3 grid(sh.tiles(), unsigned(splits));
   const int64_t mn = sh.m * sh.n;
@@ -277,7 +288,7 @@ void splitk_workspace(const Shape& sh, const float* A, const float* B, float* C,
   LAUNCH_CHECK();
 }
 
-void splitk_atomic(const Shape& sh, const float* A, const float* B, float* C, int splits,
+void launch_atomic(const Shape& sh, const float* A, const float* B, float* C, int splits,
                    cudaStream_t s) {
   CUDA_CHECK(cudaMemsetAsync(C, 0, size_t(sh.m * sh.n) * sizeof(float), s));
   const dim3 grid(sh.tiles(), unsigned(splits));
@@ -310,47 +321,178 @@ int auto_splits(const Shape& sh) {
   return 1;
 }
 
-// ---- CPU reference at sampled entries, computed once -------------------------------------------
-struct Reference {
-  std::vector<std::pair<int64_t, int64_t>> points;
-  std::vector<double> value;
+// What the versions run on: the shape, the inputs, C and the workspace of the splits.
+struct Operands {
+  Shape sh;
+  const float *A, *B;
+  float *C, *W;
 };
 
-// B is transposed first so that each sampled entry is a dot product of two contiguous rows.
-// a: row-major m x k, b: row-major k x n (the first m k and k n floats of the arrays).
-Reference make_reference(const float* a, const float* b, int64_t m, int64_t n, int64_t k,
-                         uint64_t seed) {
-  Reference r;
-  r.points = gpu100::gemm_check_points(m, n, k, seed);
-  std::vector<float> bt(size_t(n) * size_t(k));
-  constexpr int64_t kBlock = 64;
-  for (int64_t p0 = 0; p0 < k; p0 += kBlock)
-    for (int64_t j0 = 0; j0 < n; j0 += kBlock)
-      for (int64_t p = p0; p < std::min(p0 + kBlock, k); ++p)
-        for (int64_t j = j0; j < std::min(j0 + kBlock, n); ++j)
-          bt[size_t(j * k + p)] = b[size_t(p * n + j)];
-  r.value.resize(r.points.size());
-  for (size_t t = 0; t < r.points.size(); ++t) {
-    const float* x = a + size_t(r.points[t].first * k);
-    const float* y = bt.data() + size_t(r.points[t].second * k);
-    double s[4] = {0, 0, 0, 0};  // four chains: the loop is not one long dependent add
-    int64_t p = 0;
-    for (; p + 4 <= k; p += 4)
-      for (int q = 0; q < 4; ++q) s[q] += double(x[p + q]) * double(y[p + q]);
-    for (; p < k; ++p) s[0] += double(x[p]) * double(y[p]);
-    r.value[t] = (s[0] + s[1]) + (s[2] + s[3]);
-  }
+struct Version {
+  const char* name;
+  bool split;   // false: one split (the tile kernel alone)
+  bool atomic;  // the partial tiles are atomicAdded into C instead of reduced in order
+};
+const Version kVersions[] = {
+    {"no_split", false, false},
+    {"splitk_workspace", true, false},
+    {"splitk_atomic", true, true},
+};
+
+void launch(const Version& v, const Operands& o, int splits, cudaStream_t s) {
+  if (v.atomic)
+    launch_atomic(o.sh, o.A, o.B, o.C, splits, s);
+  else
+    launch_workspace(o.sh, o.A, o.B, o.C, o.W, v.split ? splits : 1, s);
+}
+
+// ---- analysis -----------------------------------------------------------------------------------
+// The split counts of the table, and the run's own S: up to one split per K step (more would only
+// add empty splits).
+std::vector<int> split_counts(const Shape& sh, int S) {
+  std::vector<int> counts;
+  for (int s : {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128})
+    if (s <= sh.k_steps()) counts.push_back(s);
+  if (std::find(counts.begin(), counts.end(), S) == counts.end()) counts.push_back(S);
+  std::sort(counts.begin(), counts.end());
+  return counts;
+}
+
+// A table of measured points and the combined check of all of them (a wrong point fails the day).
+struct Points {
+  gpu100::Table table;
+  gpu100::CheckResult all;
+};
+
+// One point: reset, run and check once (a failure is noted), then timed; ignores --kernel.
+gpu100::Measured point(gpu100::Context& ctx, Points& p, const std::string& where,
+                       std::function<void(cudaStream_t)> launch, std::function<void()> reset,
+                       std::function<gpu100::CheckResult()> check, double flops,
+                       bool vendor = false) {
+  const gpu100::Measured r = ctx.measure({.name = where,
+                                          .launch = std::move(launch),
+                                          .reset = std::move(reset),
+                                          .check = std::move(check),
+                                          .work = flops,
+                                          .role = gpu100::Role::point,
+                                          .vendor = vendor});
+  if (!r.ran) return r;
+  p.all = gpu100::combine(p.all, r.check);
+  if (!r.check.pass) ctx.report().note(fmt::format("{}: {}", where, r.check.describe()));
   return r;
 }
 
-gpu100::CheckResult check_c(const std::vector<float>& c, const Reference& ref, int64_t n,
-                            gpu100::Tolerance tol) {
-  gpu100::ErrorStats e(tol);
-  for (size_t t = 0; t < ref.points.size(); ++t) {
-    const auto [i, j] = ref.points[t];
-    e.add(double(c[size_t(i * n + j)]), ref.value[t], i * n + j);
+// Both split-K versions over the split counts of the table.
+Points split_table(gpu100::Context& ctx, const Operands& o, const std::vector<int>& counts,
+                   const std::function<void()>& reset,
+                   const std::function<gpu100::CheckResult()>& check, double base_rate) {
+  Points p;
+  p.table.title = "split-K by number of splits (TFLOP/s; % of cublasSgemm)";
+  p.table.columns = {"splits",         "workspace ms",  "workspace TFLOP/s",
+                     "atomic ms",      "atomic TFLOP/s", "workspace % of cublasSgemm",
+                     "atomic % of cublasSgemm"};
+  const double flops = gpu100::gemm_flops(o.sh.m, o.sh.n, o.sh.k);
+  for (int s : counts) {
+    const auto w = point(ctx, p, "split table",
+                         [&, s](cudaStream_t st) { launch(kVersions[1], o, s, st); }, reset, check,
+                         flops);
+    const auto a = point(ctx, p, "split table",
+                         [&, s](cudaStream_t st) { launch(kVersions[2], o, s, st); }, reset, check,
+                         flops);
+    const double pct = base_rate > 0 ? 100.0 / base_rate : 0.0;  // no cuBLAS under the emulator
+    p.table.add_row(
+        {s, w.time.median_ms, w.rate, a.time.median_ms, a.rate, pct * w.rate, pct * a.rate});
   }
-  return e.finish();
+  return p;
+}
+
+// The shape split-K is for: this run's M x N, K from k/64 up to k. The first m K' and K' n floats
+// of A and B are a valid row-major m x K' and K' x n pair (other values, same distribution), so no
+// new inputs are needed; each point is checked at sampled entries against its own CPU reference.
+// The workspace holds the splits: auto picks at most min(k_steps / 8, 128), never more than the
+// split table's largest count. C and the workspace are poisoned before every point.
+Points k_sweep(gpu100::Context& ctx, const Operands& o, const std::vector<float>& a,
+               const std::vector<float>& b, const Reference& ref,
+               const std::function<void()>& reset, const gpu100::GemmLauncher& cublas,
+               gpu100::DeviceBuffer<float>& d_c) {
+  const int64_t m = o.sh.m, n = o.sh.n, k = o.sh.k;
+  Points p;
+  p.table.title = "K sweep at this M x N: no_split vs splitk_workspace (auto splits) vs cuBLAS";
+  p.table.columns = {"K",          "no_split TFLOP/s",        "splitk TFLOP/s",
+                     "cublasSgemm TFLOP/s",                   "splitk % of cublasSgemm",
+                     "splitk / no_split", "splits"};
+  std::vector<int64_t> ks;
+  for (int64_t div : {64, 16, 4, 1}) {
+    const int64_t kk = std::max<int64_t>(1, k / div);
+    if (ks.empty() || ks.back() != kk) ks.push_back(kk);
+  }
+  for (const int64_t kk : ks) {
+    const Operands q{{m, n, kk}, o.A, o.B, o.C, o.W};
+    const int sq = auto_splits(q.sh);
+    const Reference rq =
+        kk == k ? ref : make_reference(a.data(), b.data(), m, n, kk, ctx.seed());
+    const gpu100::Tolerance tq = gpu100::gemm_tolerance(kk);
+    auto check = [&] { return check_c(d_c.download(), rq, n, tq); };
+    const std::string where = fmt::format("K sweep at K = {}", kk);
+    const double fl = gpu100::gemm_flops(m, n, kk);
+    const auto r0 = point(ctx, p, where,
+                          [&](cudaStream_t st) { launch(kVersions[0], q, sq, st); }, reset, check,
+                          fl);
+    const auto r1 = point(ctx, p, where,
+                          [&](cudaStream_t st) { launch(kVersions[1], q, sq, st); }, reset, check,
+                          fl);
+    // cuBLAS is checked at every K too: its rate is the column the split version is judged by.
+    const gpu100::GemmOperands opq{m, n, kk, o.A, o.B, o.C};
+    const auto rb = point(ctx, p, where, [&](cudaStream_t st) { cublas(opq, st); }, reset, check,
+                          fl, /*vendor=*/true);
+    p.table.add_row({kk, r0.rate, r1.rate, rb.rate, rb.rate > 0 ? 100.0 * r1.rate / rb.rate : 0.0,
+                     r0.rate > 0 ? r1.rate / r0.rate : 0.0, std::to_string(sq)});
+  }
+  return p;
+}
+
+// gemm_sweep's square sizes, splitk_workspace (auto splits) vs cuBLAS. Square is the shape
+// split-K is NOT for: once the tiles alone fill the GPU (2048^3 and up with ~500 resident blocks)
+// auto_splits returns 1, and the curve measures the plain 64 x 64 tile kernel (day 014's level of
+// design) against cuBLAS. Only at 256 to 1024 (16 to 256 tiles) do a few splits help fill the SMs.
+void square_sweep(gpu100::Context& ctx, const gpu100::GemmLauncher& cublas) {
+  gpu100::DeviceBuffer<float> sweep_ws;
+  int64_t ws_for = -1;  // the size whose first call has been made
+  gpu100::GemmSweep sw;
+  sw.version = "splitk_workspace";
+  sw.launch = [&](const gpu100::GemmOperands& o, cudaStream_t s) {
+    const Shape q{o.m, o.n, o.k};
+    const int qs = auto_splits(q);
+    const size_t need = qs > 1 ? size_t(qs) * size_t(q.m) * size_t(q.n) : 0;
+    // gemm_sweep's first call of a size is its checked, untimed run (it poisons C only): grow
+    // the workspace there, never while timing, and poison it like the main run does, so a
+    // split that forgets its slice fails the check instead of reusing an older size's data.
+    if (o.m != ws_for) {
+      ws_for = o.m;
+      if (need > sweep_ws.size()) sweep_ws = gpu100::DeviceBuffer<float>(need);
+      if (sweep_ws.size() > 0) sweep_ws.poison();
+    }
+    launch_workspace(q, static_cast<const float*>(o.A), static_cast<const float*>(o.B),
+                     static_cast<float*>(o.C), sweep_ws.data(), qs, s);
+  };
+  sw.baseline = "cublasSgemm";
+  sw.baseline_launch = cublas;
+  gpu100::gemm_sweep(ctx, sw);
+}
+
+// Same inputs, two runs of splitk_atomic: how many entries did the arrival order of the splits
+// change?
+size_t atomic_bits_that_differ(const Operands& o, int splits, gpu100::DeviceBuffer<float>& d_c) {
+  auto run_once = [&] {
+    launch_atomic(o.sh, o.A, o.B, o.C, splits, nullptr);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    return d_c.download();
+  };
+  const auto first = run_once();
+  const auto second = run_once();
+  size_t differ = 0;
+  for (size_t i = 0; i < first.size(); ++i) differ += std::memcmp(&first[i], &second[i], 4) != 0;
+  return differ;
 }
 
 }  // namespace
@@ -359,7 +501,6 @@ int main(int argc, char** argv) {
   gpu100::Cli cli(
       "split-K fp32 GEMM for long K: one tile kernel, partials reduced through a workspace or "
       "with atomics, vs cublasSgemm");
-  constexpr int64_t kIntMax = 2147483647;  // cuBLAS dimensions are int
   int64_t m = 512, n = 512, k = 131072;
   int splits = 0;
   bool sweep = false;
@@ -369,7 +510,7 @@ int main(int argc, char** argv) {
   cli.option("splits", splits, "K slices of the split-K versions (0: auto, one full wave)", 0,
              4096);
   cli.flag("sweep", sweep, "after the run, splitk_workspace vs cuBLAS over square sizes");
-  cli.kernels({"no_split", "splitk_workspace", "splitk_atomic"});
+  cli.kernels_of(kVersions);
   cli.validate([&]() -> std::string {
     if (double(gpu100::ceil_div<int64_t>(m, kBM)) * double(gpu100::ceil_div<int64_t>(n, kBN)) >
         double(kIntMax))
@@ -399,209 +540,61 @@ int main(int argc, char** argv) {
     const auto a = gpu100::random_floats(size_t(m) * size_t(k), ctx.seed());
     const auto b = gpu100::random_floats(size_t(k) * size_t(n), ctx.seed() + 1);
     const Reference ref = make_reference(a.data(), b.data(), m, n, k, ctx.seed());
-    // gemm_tolerance(K) covers the rounding of a length-K fp32 dot product summed in ANY order
-    // (random-walk model, 4x margin).
-    // That matters here: splitk_atomic's partial tiles reach C in the order the scheduler runs
-    // the splits, which changes from run to run, so its result is not even reproducible bit for
-    // bit - only within the rounding bound. Splitting also never makes the bound worse: each
-    // entry is S running sums of ~K/S products plus S - 1 additions of partials (in a fixed order
-    // for splitk_workspace, in arrival order for splitk_atomic), whose random-walk error is no
-    // larger than that of one running sum of K products. A tolerance fitted to one observed run
-    // of the atomic version (or to bit-equality with splitk_workspace) would fail at random.
-    const gpu100::Tolerance tol = gpu100::gemm_tolerance(k);
+    const gpu100::Tolerance tol = gpu100::gemm_tolerance(k);  // any order of the additions
 
-    // Split counts of the table: up to one per K step (more would only add empty splits).
-    std::vector<int> table_splits;
-    for (int s : {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128})
-      if (s <= sh.k_steps()) table_splits.push_back(s);
-    if (std::find(table_splits.begin(), table_splits.end(), S) == table_splits.end())
-      table_splits.push_back(S);
-    std::sort(table_splits.begin(), table_splits.end());
+    const std::vector<int> table_splits = split_counts(sh, S);
     const int max_splits = std::max(S, table_splits.back());
 
     const size_t mn = size_t(m) * size_t(n);
     gpu100::DeviceBuffer<float> d_a(a), d_b(b), d_c(mn), d_ws(mn * size_t(max_splits));
+    const Operands o{sh, d_a.data(), d_b.data(), d_c.data(), d_ws.data()};
     const double flops = gpu100::gemm_flops(m, n, k);
-
     // Poisoning the workspace too: a split that forgets its slice then fails the check.
-    auto poison = [&] {
+    auto reset = [&] {
       d_c.poison();
       d_ws.poison();
     };
     auto check = [&] { return check_c(d_c.download(), ref, n, tol); };
 
     gpu100::CublasHandle h;
-    const gpu100::GemmOperands ops{m, n, k, d_a.data(), d_b.data(), d_c.data()};
     const gpu100::GemmLauncher cublas = gpu100::cublas_sgemm_launcher(h);
-    const gpu100::Stats base = gpu100::gemm_baseline(ctx, "cublasSgemm", cublas, ops, poison,
-                                                     check, gpu100::sgemm_baseline_note());
+    const gpu100::Stats base = gpu100::gemm_baseline(
+        ctx, "cublasSgemm", cublas, gpu100::GemmOperands{m, n, k, o.A, o.B, o.C}, reset, check,
+        gpu100::sgemm_baseline_note());
     const double base_rate = gpu100::tflops(flops, base.median_ms);
 
-    const float* A = d_a.data();
-    const float* B = d_b.data();
-    float* C = d_c.data();
-    float* W = d_ws.data();
+    std::vector<gpu100::Measure> runs;
+    for (const Version& v : kVersions)
+      runs.push_back({.name = v.name,
+                      .launch = [&](cudaStream_t s) { launch(v, o, S, s); },
+                      .reset = reset,
+                      .check = check,
+                      .work = flops});
+    const std::vector<gpu100::Measured> r = ctx.measure_all(runs);
 
-    ctx.run_version(
-        "no_split", [&](cudaStream_t s) { splitk_workspace(sh, A, B, C, W, 1, s); }, poison, check,
-        flops);
-    ctx.run_version(
-        "splitk_workspace", [&](cudaStream_t s) { splitk_workspace(sh, A, B, C, W, S, s); }, poison,
-        check, flops);
-    const auto atomic = ctx.run_version(
-        "splitk_atomic", [&](cudaStream_t s) { splitk_atomic(sh, A, B, C, S, s); }, poison, check,
-        flops);
-
-    char line[320];
-    if (atomic.checked) {
-      // Same inputs, two runs: how many entries did the arrival order of the splits change?
-      auto run_once = [&] {
-        splitk_atomic(sh, A, B, C, S, nullptr);
-        CUDA_CHECK(cudaDeviceSynchronize());
-        return d_c.download();
-      };
-      const auto first = run_once();
-      const auto second = run_once();
-      size_t differ = 0;
-      for (size_t i = 0; i < mn; ++i) differ += std::memcmp(&first[i], &second[i], 4) != 0;
-      std::snprintf(line, sizeof line,
-                    "splitk_atomic run twice: %zu of %zu entries differ in their bits (the order "
-                    "in which %d splits arrive is up to the scheduler; splitk_workspace always "
-                    "adds them in order 0..%d)",
-                    differ, mn, S, S - 1);
-      report.note(line);
-    }
-
-    // ---- table over split counts ------------------------------------------------------
+    if (const gpu100::Measured& atomic = r[2]; atomic.ran && atomic.check.checked)
+      report.note(fmt::format("splitk_atomic run twice: {} of {} entries differ in their bits (the "
+                              "order in which {} splits arrive is up to the scheduler; "
+                              "splitk_workspace always adds them in order 0..{})",
+                              atomic_bits_that_differ(o, S, d_c), mn, S, S - 1));
     if (ctx.want("splitk_workspace") || ctx.want("splitk_atomic")) {
-      gpu100::Table t;
-      t.title = "split-K by number of splits (TFLOP/s; % of cublasSgemm)";
-      t.columns = {"splits",
-                   "workspace ms",
-                   "workspace TFLOP/s",
-                   "atomic ms",
-                   "atomic TFLOP/s",
-                   "workspace % of cublasSgemm",
-                   "atomic % of cublasSgemm"};
-      gpu100::CheckResult all;
-      bool first = true;
-      auto measure = [&](const std::function<void(cudaStream_t)>& launch) {
-        poison();
-        launch(nullptr);
-        CUDA_CHECK(cudaGetLastError());
-        CUDA_CHECK(cudaDeviceSynchronize());
-        const auto c = check();
-        all = first ? c : gpu100::combine(all, c);
-        first = false;
-        if (!c.pass) report.note("split table: " + c.describe());
-        return ctx.bench(launch);
-      };
-      for (int s : table_splits) {
-        const auto tw = measure([&](cudaStream_t st) { splitk_workspace(sh, A, B, C, W, s, st); });
-        const auto ta = measure([&](cudaStream_t st) { splitk_atomic(sh, A, B, C, s, st); });
-        const double rw = gpu100::tflops(flops, tw.median_ms);
-        const double ra = gpu100::tflops(flops, ta.median_ms);
-        t.add_row({s, tw.median_ms, rw, ta.median_ms, ra, 100.0 * rw / base_rate,
-                   100.0 * ra / base_rate});
-      }
-      report.table(std::move(t));
-      report.add_check("split table (every point)", all);
+      Points t = split_table(ctx, o, table_splits, reset, check, base_rate);
+      report.table(std::move(t.table));
+      report.add_check("split table (every point)", t.all);
     }
-
-    std::snprintf(
-        line, sizeof line, "%u tiles of 64 x 64, %lld K steps of 16; splits = %d (%s); %d SMs",
-        sh.tiles(), (long long)sh.k_steps(), S,
-        splits > 0 ? "--splits" : "auto: the wave model of auto_splits()", ctx.device().sm_count);
-    report.note(line);
-
-    if (sweep) {
-      // 1. gemm_sweep's square sizes, splitk_workspace (auto splits) vs cuBLAS. Square is the
-      //    shape split-K is NOT for: once the tiles alone fill the GPU (2048^3 and up with ~500
-      //    resident blocks) auto_splits returns 1, and the curve measures the plain 64 x 64 tile
-      //    kernel (day 014's level of design: no warp tiling, 2-way conflicts on the A stores)
-      //    against cuBLAS, which should pull far ahead as the size grows. Only at 256 to 1024
-      //    (16 to 256 tiles) do a few splits help fill the SMs.
-      gpu100::DeviceBuffer<float> sweep_ws;
-      int64_t ws_for = -1;  // the size whose first call has been made
-      gpu100::GemmSweep sw;
-      sw.version = "splitk_workspace";
-      sw.launch = [&](const gpu100::GemmOperands& o, cudaStream_t s) {
-        const Shape q{o.m, o.n, o.k};
-        const int qs = auto_splits(q);
-        const size_t need = qs > 1 ? size_t(qs) * size_t(q.m) * size_t(q.n) : 0;
-        // gemm_sweep's first call of a size is its checked, untimed run (it poisons C only): grow
-        // the workspace there, never while timing, and poison it like the main run does, so a
-        // split that forgets its slice fails the check instead of reusing an older size's data.
-        if (o.m != ws_for) {
-          ws_for = o.m;
-          if (need > sweep_ws.size()) sweep_ws = gpu100::DeviceBuffer<float>(need);
-          if (sweep_ws.size() > 0) sweep_ws.poison();
-        }
-        splitk_workspace(q, static_cast<const float*>(o.A), static_cast<const float*>(o.B),
-                         static_cast<float*>(o.C), sweep_ws.data(), qs, s);
-      };
-      sw.baseline = "cublasSgemm";
-      sw.baseline_launch = cublas;
-      gpu100::gemm_sweep(ctx, sw);
-      report.note(
-          "square sweep: split-K's shape is small M x N with long K, not square; once the tiles "
-          "fill the GPU auto picks 1 split and the curve is the plain tile kernel vs cuBLAS "
-          "(expected to fall well behind it at large sizes); the K sweep table shows split-K's "
-          "own regime");
-
-      // 2. The shape split-K is for: this run's M x N, K from k/64 up to k. The first m K' and
-      //    K' n floats of A and B are a valid row-major m x K' and K' x n pair (other values,
-      //    same distribution), so no new inputs are needed; each point is checked at sampled
-      //    entries against its own CPU reference. The workspace W holds the splits: auto picks
-      //    at most min(k_steps / 8, 128), never more than the split table's largest count.
-      gpu100::Table kt;
-      kt.title = "K sweep at this M x N: no_split vs splitk_workspace (auto splits) vs cuBLAS";
-      kt.columns = {"K",
-                    "no_split TFLOP/s",
-                    "splitk TFLOP/s",
-                    "cublasSgemm TFLOP/s",
-                    "splitk % of cublasSgemm",
-                    "splitk / no_split",
-                    "splits"};
-      gpu100::CheckResult all;
-      bool first = true;
-      std::vector<int64_t> ks;
-      for (int64_t div : {64, 16, 4, 1}) {
-        const int64_t kk = std::max<int64_t>(1, k / div);
-        if (ks.empty() || ks.back() != kk) ks.push_back(kk);
-      }
-      for (const int64_t kk : ks) {
-        const Shape q{m, n, kk};
-        const int sq = auto_splits(q);
-        const Reference rq =
-            kk == k ? ref : make_reference(a.data(), b.data(), m, n, kk, ctx.seed());
-        const gpu100::Tolerance tq = gpu100::gemm_tolerance(kk);
-        auto measure = [&](const std::function<void(cudaStream_t)>& launch) {
-          poison();  // C and the workspace: a split that forgets its slice fails
-          launch(nullptr);
-          CUDA_CHECK(cudaGetLastError());
-          CUDA_CHECK(cudaDeviceSynchronize());
-          const auto c = check_c(d_c.download(), rq, n, tq);
-          all = first ? c : gpu100::combine(all, c);
-          first = false;
-          if (!c.pass) report.note("K sweep at K = " + std::to_string(kk) + ": " + c.describe());
-          return ctx.bench(launch);
-        };
-        const auto t0 = measure([&](cudaStream_t st) { splitk_workspace(q, A, B, C, W, 1, st); });
-        const auto t1 = measure([&](cudaStream_t st) { splitk_workspace(q, A, B, C, W, sq, st); });
-        const gpu100::GemmOperands opq{m, n, kk, A, B, C};
-        // cuBLAS is checked at every K too: its rate is the column the split version is judged by.
-        const auto tb = ctx.vendor_libraries()
-                            ? measure([&](cudaStream_t st) { cublas(opq, st); })
-                            : gpu100::Stats{};
-        const double fl = gpu100::gemm_flops(m, n, kk);
-        const double r0 = gpu100::tflops(fl, t0.median_ms), r1 = gpu100::tflops(fl, t1.median_ms);
-        const double rb = gpu100::tflops(fl, tb.median_ms);
-        kt.add_row({kk, r0, r1, rb, rb > 0 ? 100.0 * r1 / rb : 0.0, r0 > 0 ? r1 / r0 : 0.0,
-                    std::to_string(sq)});
-      }
-      report.table(std::move(kt));
-      report.add_check("K sweep (every point)", all);
-    }
+    report.note(fmt::format("{} tiles of 64 x 64, {} K steps of 16; splits = {} ({}); {} SMs",
+                            sh.tiles(), sh.k_steps(), S,
+                            splits > 0 ? "--splits" : "auto: the wave model of auto_splits()",
+                            ctx.device().sm_count));
+    if (!sweep) return;
+    square_sweep(ctx, cublas);
+    report.note(
+        "square sweep: split-K's shape is small M x N with long K, not square; once the tiles "
+        "fill the GPU auto picks 1 split and the curve is the plain tile kernel vs cuBLAS "
+        "(expected to fall well behind it at large sizes); the K sweep table shows split-K's "
+        "own regime");
+    Points ks = k_sweep(ctx, o, a, b, ref, reset, cublas, d_c);
+    report.table(std::move(ks.table));
+    report.add_check("K sweep (every point)", ks.all);
   });
 }

@@ -246,6 +246,66 @@ std::string Cli::sizes_string() const {
 
 int Cli::device_index() const { return impl_->device; }
 
+bool Context::skipped(const Measure& m) {
+  if (m.role == Role::version && !want(m.name)) return true;
+  if (!m.vendor || vendor_libraries()) return false;
+  if (m.role == Role::version) report_.not_run(m.name, kVendorNotRunReason);
+  if (m.role == Role::baseline) report_.baseline_not_run(m.name, kVendorNotRunReason);
+  return true;
+}
+
+CheckResult Context::checked_run(const Measure& m, std::optional<EmuMetrics>* metrics) {
+  if (m.reset) m.reset();
+  // The reset may have used another stream (cudaMemset is on the legacy default stream, which a
+  // non-blocking stream does not wait for): it is complete before the launch.
+  if (m.stream) CUDA_CHECK(cudaDeviceSynchronize());
+  const EmuMetricsScope counted;  // the checked run only, not the timed repeats
+  m.launch(m.stream);
+  CUDA_CHECK(cudaGetLastError());
+  CUDA_CHECK(cudaDeviceSynchronize());
+  if (metrics) *metrics = counted.take();
+  return m.check ? m.check() : CheckResult{};
+}
+
+Stats Context::timed_runs(const Measure& m) const {
+  BenchOptions o = bench_options(m.flush_l2);
+  o.stream = m.stream;
+  return benchmark(m.launch, o);
+}
+
+void Context::record(const Measure& m, const Measured& r) {
+  switch (m.role) {
+    case Role::version:
+      report_.add(m.name, r.time, r.rate, r.check);
+      if (r.metrics) report_.metrics(m.name, *r.metrics);
+      break;
+    case Role::baseline: report_.baseline(m.name, r.time, r.rate, r.check); break;
+    case Role::point: break;
+  }
+}
+
+Measured Context::measure(const Measure& m) {
+  return measure_all({m}).front();
+}
+
+std::vector<Measured> Context::measure_all(const std::vector<Measure>& list) {
+  std::vector<Measured> out(list.size());
+  for (size_t i = 0; i < list.size(); ++i) {
+    if (skipped(list[i])) continue;
+    out[i].ran = true;
+    out[i].check = checked_run(list[i], &out[i].metrics);
+  }
+  for (size_t i = 0; i < list.size(); ++i) {
+    if (!out[i].ran) continue;
+    const Measure& m = list[i];
+    out[i].time = timed_runs(m);
+    const double ms = out[i].time.median_ms;
+    out[i].rate = m.rate ? m.rate(ms) : report_.rate(m.work, ms);
+    record(m, out[i]);
+  }
+  return out;
+}
+
 BenchOptions Context::bench_options(bool flush_l2) const {
   BenchOptions o;
   o.iters = cli_.iters();
@@ -273,18 +333,9 @@ CheckResult Context::run_version(const std::string& name,
                                  const std::function<void()>& poison,
                                  const std::function<CheckResult()>& check, double work,
                                  bool flush_l2) {
-  if (!want(name)) return CheckResult{};
-  if (poison) poison();
-  const EmuMetricsScope counted;  // the checked run only, not the timed repeats
-  launch(nullptr);
-  CUDA_CHECK(cudaGetLastError());
-  CUDA_CHECK(cudaDeviceSynchronize());
-  const std::optional<EmuMetrics> metrics = counted.take();
-  const CheckResult result = check();
-  const Stats t = bench(launch, flush_l2);
-  report_.add(name, t, report_.rate(work, t.median_ms), result);
-  if (metrics) report_.metrics(name, *metrics);
-  return result;
+  return measure({.name = name, .launch = launch, .reset = poison, .check = check, .work = work,
+                  .flush_l2 = flush_l2})
+      .check;
 }
 
 CheckResult Context::run_vendor_version(const std::string& name,
@@ -292,12 +343,9 @@ CheckResult Context::run_vendor_version(const std::string& name,
                                         const std::function<void()>& poison,
                                         const std::function<CheckResult()>& check, double work,
                                         bool flush_l2) {
-  if (!want(name)) return CheckResult{};
-  if (!vendor_libraries()) {
-    vendor_not_run(name);
-    return CheckResult{};
-  }
-  return run_version(name, launch, poison, check, work, flush_l2);
+  return measure({.name = name, .launch = launch, .reset = poison, .check = check, .work = work,
+                  .vendor = true, .flush_l2 = flush_l2})
+      .check;
 }
 
 void Context::vendor_not_run(const std::string& name) {

@@ -29,7 +29,7 @@ inline double gemm_flops(int64_t m, int64_t n, int64_t k) { return 2.0 * double(
 // that, and the constructor refuses to run under it so a baseline cannot silently become TF32).
 // cuBLAS itself starts at the first use, not at construction: a day can hold a handle under the
 // emulator, where cuBLAS cannot run, as long as only versions reported NOT RUN there use it
-// (Context::run_vendor_version, gemm_baseline); a use anyway throws, saying so.
+// (Measure::vendor, gemm_baseline); a use anyway throws, saying so.
 class CublasHandle {
  public:
   CublasHandle();
@@ -131,8 +131,9 @@ bool gemm_sweep(Context& ctx, const GemmSweep& sweep);
 
 // The vendor baseline as every GEMM day runs it: once on `ops`, checked with `check` like a
 // version (a wrong baseline would make every percentage meaningless, so a failure is recorded as
-// a failed check), then timed with ctx.bench on the stream the benchmark hands over, recorded as
-// the report's baseline with a "% of <name>" column, and described by `note`. Returns its time.
+// a failed check), then timed on the stream the benchmark hands over, recorded as the report's
+// baseline with a "% of <name>" column, and described by `note` (ctx.measure, Role::baseline).
+// Returns its time.
 // Where vendor libraries cannot run (the emulator) it is recorded as NOT RUN, nothing is called,
 // and the returned time is invalid (samples 0).
 Stats gemm_baseline(Context& ctx, const std::string& name, const GemmLauncher& launch,
@@ -185,12 +186,14 @@ class GemmProblem {
   const std::string& baseline_name() const { return baseline_name_; }
   void poison() { d_c_.poison(); }
   CheckResult check() const;
-  // The cuBLAS baseline (gemm_baseline), then every version the command line selects
-  // (ctx.run_version: poison, run once, check, time), then with `sweep` the fastest passing
-  // version against cuBLAS over square sizes (gemm_sweep_best).
+  // The cuBLAS baseline and every version the command line selects, through ctx.measure_all
+  // (each validated, then each timed), then with `sweep` the fastest passing version against
+  // cuBLAS over square sizes (gemm_sweep_best).
   void run(const std::vector<GemmVersion>& versions, bool sweep);
+  // A version as ctx.measure() takes it: launched on ops(), poison() before, check() after.
+  Measure measure(const GemmVersion& version);
   // The parts of run(), for a day that does more between them: the checked and timed cuBLAS
-  // baseline (returns its time), one version (run_version), and the square-size sweep against
+  // baseline (returns its time), one version (ctx.measure), and the square-size sweep against
   // cuBLAS of one version or of the fastest passing one among `versions`.
   Stats baseline();
   CheckResult run_version(const GemmVersion& version);
@@ -199,6 +202,7 @@ class GemmProblem {
 
  private:
   GemmLauncher cublas();
+  std::string baseline_note() const;
   Context& ctx_;
   GemmDtype input_;
   std::string baseline_name_;

@@ -45,8 +45,9 @@ struct VersionResult {
   bool ran() const { return not_run.empty(); }
 };
 
-// PASS: every version that ran passed, and one did. SKIP: none ran, and some were not run (e.g.
-// every version calls cuBLAS, under the emulator). FAIL: anything else, including no versions.
+// PASS: every version that ran passed, and one did, and a checked baseline passed. SKIP: none
+// ran, and some were not run (e.g. every version calls cuBLAS, under the emulator). FAIL:
+// anything else, including no versions.
 enum class Outcome { Pass, Fail, Skip };
 const char* outcome_name(Outcome o);  // "PASS", "FAIL", "SKIP"
 
@@ -70,8 +71,10 @@ class Report {
   // report's unit; throws for other units (compute those rates in the day).
   double rate(double work, double ms) const;
   void limit(const std::string& kind, double value, const std::string& label);
-  // The vendor/baseline measurement of the same run; "x baseline" divides by its rate.
-  void baseline(const std::string& name, const Stats& time, double rate);
+  // The vendor/baseline measurement of the same run; "x baseline" divides by its rate. A checked
+  // baseline that fails fails the run: every ratio to it would be meaningless.
+  void baseline(const std::string& name, const Stats& time, double rate,
+                const CheckResult& check = {});
   // Show the comparison with the baseline as "% of <name>" (one decimal) instead of "x <name>"
   // (the GEMM days speak of % of cuBLAS). The JSON has both x_baseline and pct_of_baseline.
   void baseline_as_percent(bool on = true) { baseline_pct_ = on; }
