@@ -1,54 +1,34 @@
 // Day 023 - WMMA HGEMM: C = A * B on tensor cores, fp16 inputs, fp32 accumulation, fp32 output
 //
 // Until now every multiply-add was one FFMA on one CUDA core. A tensor core multiplies whole
-// small matrices: one warp-wide instruction computes a 16 x 16 x 16 product (4096 multiply-adds),
-// and an SM's tensor cores do many times the FP32 rate (on an H100 about 15x, dense fp16). The
-// portable door to them is WMMA (nvcuda::wmma, <mma.h>, compute capability 7.0+): a warp owns
+// small matrices: one warp-wide instruction computes a 16 x 16 x 16 product (4096 multiply-adds).
+// The portable door to them is WMMA (nvcuda::wmma, <mma.h>, compute capability 7.0+): a warp owns
 // opaque "fragments" - a 16 x 16 tile of A, of B, and of the fp32 accumulator - spread over its
 // 32 threads in a layout the hardware chooses. load_matrix_sync fills a fragment from memory,
-// mma_sync multiplies, store_matrix_sync writes the accumulator back. In PTX these are
-// wmma.load / wmma.mma.sync / wmma.store; on sm_80 and sm_90 they become HMMA instructions.
+// mma_sync multiplies, store_matrix_sync writes the accumulator back (wmma.load, wmma.mma.sync,
+// wmma.store in PTX).
 //
-// The price of the opaque layout: a fragment comes only from a whole 16 x 16 tile in memory whose
-// leading dimension is a multiple of 8 halves (16 bytes; 4 floats for the accumulator) and whose
-// start is 32-byte aligned (the Programming Guide's rule; the PTX ISA's is stricter, see
-// direct_ok). A row-major M x K matrix with K = 67 breaks both, and the last tiles of any size
-// that is no multiple of 16 hang over the edge. So every kernel here has two paths:
-// interior tiles of well-shaped matrices go straight through the WMMA calls, everything else is
-// staged through zero-padded shared memory - guarded scalar loads (never out of bounds) write the
-// tile with zeros where the matrix ends, and zeros add nothing to the products. Results leave the
-// same way: a fragment that would spill over the edge of C is stored to shared memory and copied
-// out element by element. Any M, N, K works (1 x 1 x 1 included).
+// A fragment comes only from a whole 16 x 16 tile with an aligned start and leading dimension
+// (direct_ok). Interior tiles of well-shaped matrices go straight through WMMA; everything else
+// (K = 67, tiles hanging over the edge) is staged through zero-padded shared memory by guarded
+// loads, and fragments that overhang C leave through shared memory element by element. Any M, N,
+// K works (1 x 1 x 1 included).
 //
 // Versions
-//   wmma_warp      one warp per 16 x 16 tile of C, fragments loaded straight from global memory
-//                  (4 warps per block, each on its own tile). Every A and B element is read
-//                  from L2/DRAM by every warp that needs it: ceil(N/16) times for A. Like day 011,
-//                  it is bound by memory traffic, not by the tensor cores.
-//   wmma_block     a block of 8 warps computes a 128 x 128 tile of C: it copies a 128 x 32 slice
-//                  of A and a 32 x 128 slice of B into shared memory (16-byte loads), then each
-//                  warp computes a 64 x 32 warp tile = 4 x 2 fragments from there, reusing each
-//                  A fragment twice and each B fragment four times. Shared rows are padded by
-//                  8 halves (16 bytes) so the fragment loads do not hit the same banks.
-//   wmma_block_db  the same tile with two shared-memory buffers: the global loads of slice k+1
-//                  go to registers before the tensor cores start on slice k and land in the other
-//                  buffer afterwards, so one barrier per slice and the load latency hides behind
-//                  the math (day 018's double buffering on tensor cores).
+//   wmma_warp      one warp per 16 x 16 tile of C, fragments straight from global memory: every
+//                  A element is read by ceil(N/16) warps, so like day 011 it is bound by memory
+//                  traffic, not by the tensor cores.
+//   wmma_block     8 warps per 128 x 128 tile of C, from 128 x 32 and 32 x 128 slices copied to
+//                  shared memory (16-byte loads, rows padded by 8 halves against bank conflicts);
+//                  each warp multiplies 4 x 2 fragments, reusing A fragments twice, B four times.
+//   wmma_block_db  the same tile, double-buffered: slice k+1 goes to registers while the tensor
+//                  cores work on slice k, one barrier per slice (day 018 on tensor cores).
 //
-// Design numbers (128 x 128 x 32 block tile, 256 threads): shared memory 18.5 KB per buffer
-// (37 KB double-buffered, under the 48 KB static limit), 64 accumulator floats per thread, two
-// blocks per SM on an H100 by registers. WMMA hides the fragment layout, so it cannot use
-// swizzled shared memory or ldmatrix.trans freely, and it is still warp-synchronous mma.sync:
-// Hopper's full tensor-core rate needs warpgroup wgmma, which cuBLAS uses there. Expect these
-// kernels well below the cuBLAS baseline on an H100 (unmeasured: nothing here has run on a GPU);
-// day 024 writes the same GEMM in PTX to get closer.
-//
-// Check: the inputs are fp16 (made from random floats with to_half); the CPU reference multiplies
-// the exact values the halves hold (half_values) in double. A product of two halves is exact in
-// fp32, so the only error is the accumulation, which tensor cores do with truncation:
-// tensor_core_gemm_tolerance(k). Sampled entries (with the last row and column) at the full size,
-// every entry at the --quick size.
-// Baseline: cublasGemmEx with fp16 A, B, fp32 compute and fp32 C (hgemm_row_major), same data.
+// Check: fp16 inputs (to_half of random floats); the CPU reference multiplies the exact values the
+// halves hold (half_values) in double. Products of halves are exact in fp32, so only the
+// accumulation rounds, truncated inside the tensor cores: tensor_core_gemm_tolerance(k), every
+// entry at --quick, ~4096 sampled entries (with the last row and column) at full size.
+// Baseline: cublasGemmEx with fp16 A and B, fp32 compute and fp32 C, on the same data.
 //
 // Run:  build/bin/day023 [--m 4096 --n 4096 --k 4096] [--kernel wmma_block_db] [--sweep]
 //       build/bin/day023 --m 129 --n 67 --k 259    (shapes that are multiples of no tile)
@@ -75,6 +55,7 @@ using FragC = wmma::fragment<wmma::accumulator, kFrag, kFrag, kFrag, float>;
 // element offsets (row * ld) are computed in int64.
 constexpr int64_t kMaxDim = int64_t(1) << 30;
 
+// ---- kernels ------------------------------------------------------------------------------------
 // Where a fragment may be loaded (stored) straight from global memory. The CUDA Programming Guide
 // asks for a 256-bit (32-byte) aligned pointer and a leading dimension that is a multiple of 16
 // bytes (8 halves, 4 floats). The PTX ISA's wmma.load/wmma.store text is stricter: EVERY row start
@@ -117,9 +98,9 @@ __device__ void store_tile(float* __restrict__ C, const FragC& acc, float* __res
   __syncwarp();  // the buffer is reused by the next fragment
 }
 
-// ---------------------------------------------------------------------------------------------
-// wmma_warp: a block of 2 x 2 warps covers 32 x 32 of C, each warp one 16 x 16 tile. Blocks are
-// numbered in one dimension (tile row = blockIdx.x / tiles_n), so no grid dimension limits M or N.
+// ---- wmma_warp ----------------------------------------------------------------------------------
+// A block of 2 x 2 warps covers 32 x 32 of C, each warp one 16 x 16 tile. Blocks are numbered in
+// one dimension (tile row = blockIdx.x / tiles_n), so no grid dimension limits M or N.
 constexpr int kWarpBlockWarps = 4;
 constexpr int kWarpBlockTile = 32;
 
@@ -168,9 +149,9 @@ __global__ void __launch_bounds__(kWarpBlockWarps * 32)
   store_tile(C, acc, reinterpret_cast<float*>(sA), row0, col0, M, N, direct.c, lane);
 }
 
-// ---------------------------------------------------------------------------------------------
-// wmma_block / wmma_block_db: 128 x 128 x 32 block tiles, 8 warps as 2 (M) x 4 (N), each warp a
-// 64 x 32 tile of C = 4 x 2 accumulator fragments.
+// ---- wmma_block, wmma_block_db ------------------------------------------------------------------
+// 128 x 128 x 32 block tiles, 8 warps as 2 (M) x 4 (N), each warp a 64 x 32 tile of C = 4 x 2
+// accumulator fragments.
 constexpr int kBM = 128, kBN = 128, kBK = 32;
 constexpr int kWarpsM = 2, kWarpsN = 4, kThreads = kWarpsM * kWarpsN * 32;
 constexpr int kWM = kBM / kWarpsM, kWN = kBN / kWarpsN;
@@ -316,8 +297,8 @@ __global__ void __launch_bounds__(kThreads)
     }
 }
 
-// ---------------------------------------------------------------------------------------------
-// Launchers (also used by --sweep).
+// ---- launchers ----------------------------------------------------------------------------------
+// GemmLaunchers, so that --sweep can run them at other shapes too.
 unsigned checked_grid(int64_t tiles_m, int64_t tiles_n) {
   const int64_t blocks = tiles_m * tiles_n;
   if (blocks > int64_t(INT32_MAX)) throw std::invalid_argument("too many tiles for gridDim.x");
@@ -366,14 +347,12 @@ int main(int argc, char** argv) {
       "shared-memory block tiles, double buffering; vs cublasGemmEx");
   gpu100::GemmArgs args;  // --m --n --k --sweep
   args.add_to(cli, kMaxDim, gpu100::GemmDtype::F16);
-  cli.kernels({"wmma_warp", "wmma_block", "wmma_block_db"});
+  cli.kernels_of(kVersions);
   cli.min_cc(70);  // WMMA needs Volta tensor cores
 
   return gpu100::run(cli, argc, argv, [&](gpu100::Context& ctx) {
     gpu100::GemmProblem problem(ctx, args.m, args.n, args.k, gpu100::GemmDtype::F16);
-    problem.baseline();
     ctx.report().note("on Hopper cuBLAS uses wgmma, which WMMA cannot reach");
-    for (const auto& v : kVersions) problem.run_version(v);
-    if (args.sweep) problem.sweep_best(kVersions);
+    problem.run(kVersions, args.sweep);
   });
 }

@@ -1,86 +1,38 @@
 // Day 024 - HGEMM in PTX: mma.sync m16n8k16, ldmatrix, XOR-swizzled shared memory, cp.async
 //
 // Day 023 reached the tensor cores through WMMA, whose fragments are opaque. Here the same
-// C = A * B (fp16 A and B, fp32 accumulation, fp32 C, row-major, any M, N, K) is written with
-// the instructions WMMA hides, as inline PTX, which is how CUTLASS's Ampere kernels work:
+// C = A * B (fp16 A and B, fp32 accumulation, fp32 C, row-major, any M, N, K) is written with the
+// instructions WMMA hides, as inline PTX, the way CUTLASS's Ampere kernels work:
+//   mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32   one warp, a 16 x 8 x 16 product, in the
+//       fragment layout the PTX ISA documents ("Matrix Fragments for mma.m16n8k16");
+//   ldmatrix.sync.aligned.m8n8.x4[.trans].shared.b16     four 8 x 8 half matrices from shared
+//       memory straight into that layout (.trans turns row-major B into the "col" operand);
+//   cp.async.cg.shared.global [dst], [src], 16, src_bytes    a 16-byte copy global -> shared that
+//       bypasses registers and does not block; src_bytes = 0 zero-fills: how edge tiles are padded.
+// In plain row-major tiles the 8 rows an ldmatrix reads fall on 2 (A) or 1 (B) of the 8 16-byte
+// bank groups; the XOR swizzle stores chunk c of row r at chunk c ^ f(r), so any 8 consecutive
+// rows hit 8 different groups, without padding.
 //
-//   mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32   one warp: a 16 x 8 x 16 product.
-//       The fragment layout is documented (PTX ISA, "Matrix Fragments for mma.m16n8k16"):
-//       with g = lane / 4 and t = lane % 4, a thread holds A(g, 2t..2t+1), A(g+8, 2t..),
-//       A(g, 2t+8..), A(g+8, 2t+8..) as four half2 registers, B(2t..2t+1, g) and B(2t+8.., g)
-//       as two, and C(g, 2t..2t+1), C(g+8, 2t..2t+1) as four floats.
-//   ldmatrix.sync.aligned.m8n8.x4[.trans].shared.b16   one warp loads four 8 x 8 half matrices
-//       from shared memory straight into that layout: lane l gives the address of row l % 8 of
-//       matrix l / 8, and lane 4r + c receives the two halves (r, 2c), (r, 2c+1) of each matrix
-//       - exactly an A fragment. B is row-major K x N in memory but the mma wants it "col"
-//       (k pairs per register), so B rows go through .trans, which hands lane 4r + c the
-//       elements (2c, r), (2c+1, r) instead. No shuffles, no transposed copies.
-//   cp.async.cg.shared.global [dst], [src], 16, src_bytes   a 16-byte copy global -> shared
-//       that does not pass through registers and does not block the thread; commit_group /
-//       wait_group N track batches of them. With 3 slices in flight while the tensor cores work
-//       on a fourth, the load latency disappears behind the math (a multistage pipeline).
-//       src_bytes = 0 copies nothing and zero-fills the 16 bytes: how edge tiles are padded.
-//
-// Bank conflicts: ldmatrix reads 8 rows of 16 bytes per matrix. In a plain row-major tile those
-// 8 rows are 64 bytes (A, 32 halves) or 256 bytes (B, 128 halves) apart, so they fall on 2 or 1
-// of the 8 16-byte bank groups: 4-way and 8-way conflicts. The XOR swizzle stores 16-byte
-// chunk c of row r at chunk c ^ f(r): f(r) = (r / 2) % 4 for A (two 64-byte rows share a
-// 128-byte bank line), f(r) = r % 8 for B. Any 8 consecutive rows then hit 8 different bank
-// groups, for the reads (ldmatrix) and for the cp.async writes, without padding bytes.
-//
-// Versions (one kernel template; each step changes one thing)
-//   mma_basic       128 x 128 x 32 block tile, 8 warps of 64 x 32, single shared stage filled
-//                   through registers (16-byte loads), plain row-major shared tiles: ldmatrix
-//                   with 4-way (A) and 8-way (B) bank conflicts. Loads and math take turns.
+// Versions (one kernel template, hgemm_mma<Config<...>>; each step changes one thing)
+//   mma_basic       128 x 128 x 32 block tile, 8 warps of 64 x 32, one shared stage filled
+//                   through registers, plain row-major shared tiles: 4-way (A) and 8-way (B)
+//                   conflicts in ldmatrix. Loads and math take turns.
 //   mma_swizzled    the same with the XOR-swizzled layout: conflict-free ldmatrix.
-//   mma_multistage  the same tile with cp.async and 4 stages (64 KB of shared memory, opt-in
-//                   above 48 KB): slices k+1..k+3 load while slice k is multiplied, one barrier
-//                   per slice.
-//   mma_pipelined   128 x 256 x 32 block tile, 8 warps of 64 x 64, 4 stages (96 KB). A bigger
-//                   warp tile does more mma per ldmatrix (32 mma per 8 ldmatrix.x4 per 16-deep
-//                   step, against 16 per 6 for 64 x 32), which is what decides the speed below.
-//   In all of them each warp double-buffers its fragments: the ldmatrix of the second 16-deep
-//   step is issued before the mma of the first. The cp.async versions also prefetch across
-//   slices: the last step of slice k waits for slice k+1, passes the barrier and loads its first
-//   fragments before issuing its own mma, so the tensor cores never wait on a barrier alone.
+//   mma_multistage  cp.async with 4 stages (64 KB, opt-in above 48 KB): slices k+1..k+3 load
+//                   while slice k is multiplied, one barrier per slice.
+//   mma_pipelined   128 x 256 x 32 block tile, 8 warps of 64 x 64, 4 stages (96 KB): more mma per
+//                   ldmatrix, and shared-memory bandwidth is what caps these kernels.
+// Each warp double-buffers its fragments (the ldmatrix of the next 16-deep step goes out before
+// the mma of this one). A note per version gives its registers, shared memory and blocks per SM.
 //
-// Design for the H100 (goal: >= 70% of cuBLAS HGEMM at 4096^3; UNMEASURED, nothing here has
-// run on a GPU). Per SM and clock an H100 does 4096 dense fp16 FLOPs = one m16n8k16 mma, and
-// shared memory delivers 128 bytes = a quarter of an ldmatrix.x4. Per 32-deep slice of a
-// 128 x 256 tile the 8 warps issue 512 mma (512 clocks at peak) and 128 ldmatrix.x4 (512 clocks
-// of shared-memory bandwidth) while cp.async writes 24 KB (192 clocks): shared memory caps this
-// tile at ~73% of the tensor peak. A 128 x 128 tile of 64 x 32 warps caps at 50%, which is why
-// the warp tile grows in the last step. The accumulators take 128 registers per thread, the
-// double-buffered fragments 64 more: ptxas (CUDA 13.0) gives mma_pipelined 246 registers for
-// sm_80 and 255 - the cap, with no spills - for sm_90, so 256 threads = one block per SM (8
-// warps, 2 per scheduler), with 96 KB of the 227 KB of shared memory. Any added live value in
-// the main loop would spill: the ptx test watches for it. Blocks are numbered in groups of
-// 8 tile rows so that the A and B slices that concurrently running blocks read stay in L2.
-// cuBLAS on an H100 runs wgmma (warpgroup MMA, sm_90a), which issues from shared memory without
-// ldmatrix and without the register-file bottleneck; mma.sync is the Ampere instruction and is
-// reported to reach roughly two thirds of Hopper's peak at best. Expect mma_pipelined below the
-// 70% goal on an H100 (closer on an A100, where cuBLAS uses mma.sync too); what the numbers are
-// is for the first GPU run to say.
-//
-// Edges: every chunk a cp.async copies must be a 16-byte aligned, in-range 16-byte piece of a
-// row. When K % 8 == 0 (A) or N % 8 == 0 (B) every chunk of the matrix is (the base pointer is
-// checked), and a chunk outside the matrix is copied with src_bytes = 0, which writes zeros.
-// When K or N is not a multiple of 8 the rows themselves are misaligned, and that matrix's
-// chunks are filled instead by guarded 2-byte loads packed into one 16-byte shared store - slow,
-// but never out of bounds. Zero padding adds nothing to a product, so the math is the same for
-// full and partial tiles; the epilogue writes only entries inside C (8-byte float2 stores when N
-// is even, scalar stores otherwise).
-//
-// Check: fp16 inputs from to_half(random floats); CPU reference in double on the exact values
-// the halves hold (half_values); tensor_core_gemm_tolerance(k), since fp16 x fp16 products are
-// exact in fp32 and only the accumulation rounds - with truncation inside the tensor cores.
-// Sampled entries (incl. the last row and column) at the full size, every entry at --quick. Baseline: cublasGemmEx, fp16 in, fp32 compute, fp32 out.
+// Check: as day 023 - fp16 inputs from to_half, a double reference on the values the halves hold
+// (half_values), tensor_core_gemm_tolerance(k); every entry at --quick, sampled entries (with the
+// last row and column) at full size. Baseline: cublasGemmEx, fp16 in, fp32 compute, fp32 out.
 //
 // Run:  build/bin/day024 [--m 4096 --n 4096 --k 4096] [--kernel mma_pipelined] [--sweep]
 //       build/bin/day024 --m 129 --n 67 --k 259      (odd shapes: the guarded edge paths)
-//       ncu --metrics l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum build/bin/day024
-//           --kernel mma_basic,mma_swizzled --m 1024 --n 1024 --k 1024   (the conflicts, counted)
 #include <cuda_fp16.h>
+#include <fmt/core.h>
 
 #include <cstdint>
 #include <stdexcept>
@@ -98,8 +50,8 @@ constexpr int64_t kMaxDim = int64_t(1) << 30;
 constexpr int kBK = 32;     // depth of a shared-memory slice (halves)
 constexpr int kGroupM = 8;  // tile rows per group of the block numbering (L2 reuse)
 
-// ---------------------------------------------------------------------------------------------
-// The PTX, one wrapper per instruction. Shared-memory operands are 32-bit shared-window
+// ---- kernels: the PTX, one wrapper per instruction ----------------------------------------------
+// Shared-memory operands are 32-bit shared-window
 // addresses. Every wrapper is volatile so the compiler keeps their order relative to each other
 // and to the barriers. Built for an older GPU than sm_80 (never run: min_cc 80), they trap.
 __device__ __forceinline__ uint32_t shared_addr(const void* p) {
@@ -171,7 +123,7 @@ __device__ __forceinline__ void mma_16816(float (&d)[4], const uint32_t (&a)[4],
 #endif
 }
 
-// ---------------------------------------------------------------------------------------------
+// ---- kernels: the configurations and the kernel -------------------------------------------------
 // One kernel configuration: block tile kBM x kBN x 32, kWarpsM x kWarpsN warps, kStages shared
 // slices, swizzled or plain shared layout, cp.async or register-staged loads.
 template <int BM, int BN, int WarpsM, int WarpsN, int Stages, bool Swizzle, bool Async,
@@ -415,8 +367,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
     }
 }
 
-// ---------------------------------------------------------------------------------------------
-// The four versions.
+// ---- launchers ----------------------------------------------------------------------------------
 using Basic = Config<128, 128, 2, 4, 1, false, false, 1>;
 using Swizzled = Config<128, 128, 2, 4, 1, true, false, 1>;
 using Multistage = Config<128, 128, 2, 4, 4, true, true, 1>;
@@ -445,21 +396,54 @@ void launch_mma(const __half* A, const __half* B, float* C, int M, int N, int K,
   LAUNCH_CHECK();
 }
 
-// A version: its GEMM launcher (fp16 A and B, fp32 C) and what the notes report of its kernel.
-struct Version {
-  gpu100::GemmVersion gemm;
-  const void* kernel;
-  int smem_bytes, threads;
-};
 template <class Cfg>
 void launch(const gpu100::GemmOperands& o, cudaStream_t s) {
   launch_mma<Cfg>(static_cast<const __half*>(o.A), static_cast<const __half*>(o.B),
                   static_cast<float*>(o.C), int(o.m), int(o.n), int(o.k), s);
 }
+
+// A version: its GEMM launcher (fp16 A and B, fp32 C) and what the notes report of its kernel.
+struct Version {
+  const char* name;
+  gpu100::GemmLauncher launch;
+  const void* kernel;
+  int smem_bytes, threads;
+};
 template <class Cfg>
 Version version(const char* name) {
-  return {{name, launch<Cfg>}, reinterpret_cast<const void*>(hgemm_mma<Cfg>), Cfg::kSmemBytes,
+  return {name, launch<Cfg>, reinterpret_cast<const void*>(hgemm_mma<Cfg>), Cfg::kSmemBytes,
           Cfg::kThreads};
+}
+const Version kVersions[] = {version<Basic>("mma_basic"), version<Swizzled>("mma_swizzled"),
+                             version<Multistage>("mma_multistage"),
+                             version<Pipelined>("mma_pipelined")};
+
+std::vector<gpu100::GemmVersion> gemm_versions() {
+  std::vector<gpu100::GemmVersion> out;
+  for (const Version& v : kVersions) out.push_back({v.name, v.launch});
+  return out;
+}
+
+// ---- analysis -----------------------------------------------------------------------------------
+// Every version's stages must fit the device's opt-in shared memory per block.
+void require_shared_memory(const gpu100::DeviceInfo& dev) {
+  for (const Version& v : kVersions)
+    if (size_t(v.smem_bytes) > dev.smem_per_block_optin)
+      throw std::runtime_error(fmt::format(
+          "{} needs {} bytes of shared memory per block, more than this GPU allows", v.name,
+          v.smem_bytes));
+}
+
+// What the compiler and the occupancy calculator made of a version's design.
+std::string resources(const Version& v) {
+  cudaFuncAttributes attr{};
+  CUDA_CHECK(cudaFuncGetAttributes(&attr, v.kernel));
+  int blocks = 0;
+  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, v.kernel, v.threads,
+                                                           size_t(v.smem_bytes)));
+  return fmt::format(
+      "{}: {} registers/thread, {} KB shared memory, {} block(s) of {} threads per SM", v.name,
+      attr.numRegs, v.smem_bytes / 1024, blocks, v.threads);
 }
 
 }  // namespace
@@ -470,44 +454,15 @@ int main(int argc, char** argv) {
       "shared memory, cp.async multistage pipeline; vs cublasGemmEx");
   gpu100::GemmArgs args;  // --m --n --k --sweep
   args.add_to(cli, kMaxDim, gpu100::GemmDtype::F16);
-  cli.kernels({"mma_basic", "mma_swizzled", "mma_multistage", "mma_pipelined"});
+  cli.kernels_of(kVersions);
   cli.min_cc(80);  // mma.sync m16n8k16 and cp.async are Ampere instructions
 
   return gpu100::run(cli, argc, argv, [&](gpu100::Context& ctx) {
-    auto& report = ctx.report();
-    const std::vector<Version> versions = {
-        version<Basic>("mma_basic"), version<Swizzled>("mma_swizzled"),
-        version<Multistage>("mma_multistage"), version<Pipelined>("mma_pipelined")};
-    for (const auto& v : versions) {
-      if (size_t(v.smem_bytes) > ctx.device().smem_per_block_optin)
-        throw std::runtime_error(v.gemm.name + " needs " +
-                                 std::to_string(v.smem_bytes) +
-                                 " bytes of shared memory per block, more than this GPU allows");
-    }
-
+    require_shared_memory(ctx.device());
     gpu100::GemmProblem problem(ctx, args.m, args.n, args.k, gpu100::GemmDtype::F16);
-    problem.baseline();
-    report.note("on Hopper cuBLAS uses wgmma, which mma.sync cannot match");
-
-    for (const auto& v : versions) {
-      if (!ctx.want(v.gemm.name)) continue;
-      problem.run_version(v.gemm);
-      // What the compiler and the occupancy calculator made of the design (see the header).
-      cudaFuncAttributes attr{};
-      CUDA_CHECK(cudaFuncGetAttributes(&attr, v.kernel));
-      int blocks = 0;
-      CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, v.kernel, v.threads,
-                                                               size_t(v.smem_bytes)));
-      report.note(v.gemm.name + ": " + std::to_string(attr.numRegs) + " registers/thread, " +
-                  std::to_string(v.smem_bytes / 1024) + " KB shared memory, " +
-                  std::to_string(blocks) + " block(s) of " + std::to_string(v.threads) +
-                  " threads per SM");
-    }
-
-    if (args.sweep) {
-      std::vector<gpu100::GemmVersion> gemms;
-      for (const auto& v : versions) gemms.push_back(v.gemm);
-      problem.sweep_best(gemms);
-    }
+    ctx.report().note("on Hopper cuBLAS uses wgmma, which mma.sync cannot match");
+    problem.run(gemm_versions(), args.sweep);
+    for (const Version& v : kVersions)
+      if (ctx.want(v.name)) ctx.report().note(resources(v));
   });
 }
