@@ -12,6 +12,7 @@
 #include "gpu100/check.h"
 #include "gpu100/random.h"
 #include "gpu100/report.h"
+#include "internal.h"
 
 namespace gpu100 {
 
@@ -31,7 +32,7 @@ cublasHandle_t CublasHandle::get() const {
   if (current_device_is_emulated())
     throw CudaError(std::string("cuBLAS was called under the emulator, where it cannot run: ") +
                     "the version that calls it must be reported NOT RUN there "
-                    "(Context::run_vendor_version, gemm_baseline)");
+                    "(Measure::vendor, gemm_baseline)");
   CUBLAS_CHECK(cublasCreate(&handle_));
   CUBLAS_CHECK(cublasSetMathMode(handle_, CUBLAS_DEFAULT_MATH));
   return handle_;
@@ -47,8 +48,9 @@ int narrow(int64_t v, const char* what) {
 }
 }  // namespace
 
-void sgemm_row_major(cublasHandle_t h, int64_t m, int64_t n, int64_t k, float alpha,
-                     const float* A, const float* B, float beta, float* C) {
+// Row-major C = alpha * A * B + beta * C through cuBLAS (operands swapped, see gemm.h).
+static void sgemm_row_major(cublasHandle_t h, int64_t m, int64_t n, int64_t k, float alpha,
+                            const float* A, const float* B, float beta, float* C) {
   const int M = narrow(m, "m"), N = narrow(n, "n"), K = narrow(k, "k");
   // Column-major view: C^T (N x M) = B^T (N x K) * A^T (K x M).
   CUBLAS_CHECK(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &alpha, B, N, A, K, &beta, C, N));
@@ -62,13 +64,14 @@ static void hgemm_ex(cublasHandle_t h, int64_t m, int64_t n, int64_t k, float al
                             CUBLAS_GEMM_DEFAULT));
 }
 
-void hgemm_row_major(cublasHandle_t h, int64_t m, int64_t n, int64_t k, float alpha,
-                     const __half* A, const __half* B, float beta, float* C) {
+// fp16 inputs, fp32 accumulation (CUBLAS_COMPUTE_32F), output fp32 or fp16.
+static void hgemm_row_major(cublasHandle_t h, int64_t m, int64_t n, int64_t k, float alpha,
+                            const __half* A, const __half* B, float beta, float* C) {
   hgemm_ex(h, m, n, k, alpha, A, B, beta, C, CUDA_R_32F);
 }
 
-void hgemm_row_major(cublasHandle_t h, int64_t m, int64_t n, int64_t k, float alpha,
-                     const __half* A, const __half* B, float beta, __half* C) {
+static void hgemm_row_major(cublasHandle_t h, int64_t m, int64_t n, int64_t k, float alpha,
+                            const __half* A, const __half* B, float beta, __half* C) {
   hgemm_ex(h, m, n, k, alpha, A, B, beta, C, CUDA_R_16F);
 }
 
@@ -261,7 +264,8 @@ GemmLauncher cublas_sgemm_launcher(CublasHandle& h) {
   };
 }
 
-GemmLauncher cublas_hgemm_launcher(CublasHandle& h, GemmDtype output) {
+// fp16 inputs with fp32 accumulation and an fp32 or fp16 output.
+static GemmLauncher cublas_hgemm_launcher(CublasHandle& h, GemmDtype output = GemmDtype::F32) {
   return [&h, output](const GemmOperands& o, cudaStream_t s) {
     h.set_stream(s);
     const auto* a = static_cast<const __half*>(o.A);
@@ -276,20 +280,17 @@ GemmLauncher cublas_hgemm_launcher(CublasHandle& h, GemmDtype output) {
 Stats gemm_baseline(Context& ctx, const std::string& name, const GemmLauncher& launch,
                     const GemmOperands& ops, const std::function<void()>& poison,
                     const std::function<CheckResult()>& check, const std::string& note) {
-  Report& report = ctx.report();
-  if (!ctx.vendor_libraries()) {
-    report.baseline_not_run(name, kVendorNotRunReason);
-    return Stats{};
-  }
-  poison();
-  launch(ops, nullptr);
-  CUDA_CHECK(cudaDeviceSynchronize());
-  if (const CheckResult c = check(); !c.pass) report.add_check(name, c);
-  const Stats t = ctx.bench([&](cudaStream_t s) { launch(ops, s); });
-  report.baseline(name, t, report.rate(gemm_flops(ops.m, ops.n, ops.k), t.median_ms));
-  report.baseline_as_percent();
-  if (!note.empty()) report.note(note);
-  return t;
+  const Measured r = ctx.measure({.name = name,
+                                  .launch = [&](cudaStream_t s) { launch(ops, s); },
+                                  .reset = poison,
+                                  .check = check,
+                                  .work = gemm_flops(ops.m, ops.n, ops.k),
+                                  .role = Role::baseline,
+                                  .vendor = true});
+  if (!r.ran) return Stats{};
+  ctx.report().baseline_as_percent();
+  if (!note.empty()) ctx.report().note(note);
+  return r.time;
 }
 
 std::string best_passing_version(const Report& report) {
@@ -303,7 +304,10 @@ std::string best_passing_version(const Report& report) {
   return best;
 }
 
-bool gemm_sweep_best(Context& ctx, GemmSweep sweep, const std::vector<GemmVersion>& versions) {
+// --sweep for a day with several versions: `sweep` with the fastest passing version of this run
+// (looked up among `versions` by name) filled in, or a note when no version passed.
+static bool gemm_sweep_best(Context& ctx, GemmSweep sweep,
+                            const std::vector<GemmVersion>& versions) {
   const std::string best = best_passing_version(ctx.report());
   for (const GemmVersion& v : versions)
     if (!best.empty() && v.name == best) {
@@ -375,23 +379,29 @@ GemmLauncher GemmProblem::cublas() {
                                   : cublas_sgemm_launcher(handle_);
 }
 
-Stats GemmProblem::baseline() {
-  const std::string note =
-      input_ == GemmDtype::F16
-          ? "baseline cublasGemmEx fp16: fp16 A and B, fp32 accumulation (CUBLAS_COMPUTE_32F), "
-            "fp32 C - the kernels' arithmetic; same inputs, row-major through the "
-            "swapped-operand identity"
-          : sgemm_baseline_note();
-  return gemm_baseline(
-      ctx_, baseline_name_, cublas(), ops_, [this] { poison(); }, [this] { return check(); },
-      note);
+std::string GemmProblem::baseline_note() const {
+  return input_ == GemmDtype::F16
+             ? "baseline cublasGemmEx fp16: fp16 A and B, fp32 accumulation (CUBLAS_COMPUTE_32F), "
+               "fp32 C - the kernels' arithmetic; same inputs, row-major through the "
+               "swapped-operand identity"
+             : sgemm_baseline_note();
 }
 
-CheckResult GemmProblem::run_version(const GemmVersion& v) {
-  return ctx_.run_version(
-      v.name, [&](cudaStream_t s) { v.launch(ops_, s); }, [this] { poison(); },
-      [this] { return check(); }, flops());
+Stats GemmProblem::baseline() {
+  return gemm_baseline(
+      ctx_, baseline_name_, cublas(), ops_, [this] { poison(); }, [this] { return check(); },
+      baseline_note());
 }
+
+Measure GemmProblem::measure(const GemmVersion& v) {
+  return {.name = v.name,
+          .launch = [this, launch = v.launch](cudaStream_t s) { launch(ops_, s); },
+          .reset = [this] { poison(); },
+          .check = [this] { return check(); },
+          .work = flops()};
+}
+
+CheckResult GemmProblem::run_version(const GemmVersion& v) { return ctx_.measure(measure(v)).check; }
 
 void GemmProblem::sweep(const GemmVersion& version) {
   GemmSweep sw;
@@ -412,8 +422,18 @@ void GemmProblem::sweep_best(const std::vector<GemmVersion>& versions) {
 }
 
 void GemmProblem::run(const std::vector<GemmVersion>& versions, bool sweep) {
-  baseline();
-  for (const GemmVersion& v : versions) run_version(v);
+  std::vector<Measure> list{{.name = baseline_name_,
+                             .launch = [this, base = cublas()](cudaStream_t s) { base(ops_, s); },
+                             .reset = [this] { poison(); },
+                             .check = [this] { return check(); },
+                             .work = flops(),
+                             .role = Role::baseline,
+                             .vendor = true}};
+  for (const GemmVersion& v : versions) list.push_back(measure(v));
+  if (ctx_.measure_all(list).front().ran) {
+    ctx_.report().baseline_as_percent();
+    ctx_.report().note(baseline_note());
+  }
   if (sweep) sweep_best(versions);
 }
 

@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "gpu100/device.h"
+#include "internal.h"
 
 namespace gpu100 {
 
@@ -53,11 +54,23 @@ Cell::Cell(unsigned long long v) : text(std::to_string(v)), number(double(v)) {}
 
 Report::Report(std::string day, std::string topic) : day_(std::move(day)), topic_(std::move(topic)) {}
 
+// A key given again (a size the command line recorded, then the day) keeps its place and takes
+// the new value.
 void Report::problem(const std::string& key, double value) {
+  for (auto& [k, v] : problem_num_)
+    if (k == key) {
+      v = value;
+      return;
+    }
   problem_num_.emplace_back(key, value);
   problem_order_.push_back(key);
 }
 void Report::problem(const std::string& key, const std::string& value) {
+  for (auto& [k, v] : problem_text_)
+    if (k == key) {
+      v = value;
+      return;
+    }
   problem_text_.emplace_back(key, value);
   problem_order_.push_back(key);
 }
@@ -66,8 +79,9 @@ void Report::limit(const std::string& kind, double value, const std::string& lab
   limit_value_ = value;
   limit_label_ = label;
 }
-void Report::baseline(const std::string& name, const Stats& time, double rate) {
-  baseline_ = VersionResult{name, time, rate, {}, {}};
+void Report::baseline(const std::string& name, const Stats& time, double rate,
+                      const CheckResult& check) {
+  baseline_ = VersionResult{name, time, rate, check, {}};
 }
 void Report::add(const std::string& name, const Stats& time, double rate, const CheckResult& c) {
   versions_.push_back(VersionResult{name, time, rate, c, {}});
@@ -123,6 +137,8 @@ const char* outcome_name(Outcome o) {
 }
 
 Outcome Report::outcome() const {
+  if (baseline_ && baseline_->ran() && baseline_->check.checked && !baseline_->check.pass)
+    return Outcome::Fail;
   bool any_ran = false, any_not_run = false;
   for (const VersionResult& v : versions_) {
     if (!v.ran()) {
@@ -200,7 +216,7 @@ void Report::print() const {
       r.push_back("-");
       r.push_back("-");
       r.push_back("NOT RUN");
-    } else if (is_base || !v.check.checked) {
+    } else if (!v.check.checked) {
       r.push_back("-");
       r.push_back("-");
       r.push_back(is_base ? "" : "not checked");
@@ -226,6 +242,8 @@ void Report::print() const {
   else if (baseline_)
     fmt::print("baseline: {} measured in this run: {} ms, {} {}\n", baseline_->name,
                num(baseline_->time.median_ms), num(baseline_->rate), unit_);
+  if (baseline_ && baseline_->ran() && baseline_->check.checked && !baseline_->check.pass)
+    fmt::print("[baseline] {}: {}\n", baseline_->name, baseline_->check.describe());
   for (const auto& v : versions_)
     if (v.ran() && v.check.checked && !v.check.pass)
       fmt::print("{}: {}\n", v.name, v.check.describe());
@@ -339,6 +357,12 @@ std::string Report::json(const DeviceInfo* device) const {
                      {"min_ms", jnum(baseline_->time.min_ms)},
                      {"max_ms", jnum(baseline_->time.max_ms)},
                      {"rate", emulated_ ? J(nullptr) : jnum(baseline_->rate)}};
+    if (baseline_->check.checked) {
+      j["baseline"]["status"] = baseline_->check.pass ? "PASS" : "FAIL";
+      j["baseline"]["rel_err"] = jnum(baseline_->check.rel_err);
+      j["baseline"]["max_abs_err"] = jnum(baseline_->check.max_abs_err);
+      j["baseline"]["check"] = baseline_->check.describe();
+    }
   } else {
     j["baseline"] = nullptr;
   }

@@ -36,7 +36,7 @@
 
 namespace gpu100 {
 
-enum ExitCode : int { kPass = 0, kFail = 1, kUsage = 2, kSkip = 77 };
+class Context;
 
 class Cli {
  public:
@@ -77,9 +77,6 @@ class Cli {
   void require_device(std::function<std::string(const DeviceInfo&)> check) {
     device_checks_.push_back(std::move(check));
   }
-  const std::vector<std::function<std::string(const DeviceInfo&)>>& device_checks() const {
-    return device_checks_;
-  }
   // Extra validation after parsing (relations between options); return "" when fine, else
   // the message of the exit-2 error.
   void validate(std::function<std::string()> check);
@@ -93,21 +90,17 @@ class Cli {
   uint64_t seed() const { return seed_; }
   int iters() const { return iters_; }
   int warmup() const { return warmup_; }
-  const std::string& json_path() const { return json_; }
-  bool want(const std::string& kernel) const;       // selected by --kernel?
+  bool want(const std::string& kernel) const;  // selected by --kernel?
   const std::vector<std::string>& kernel_names() const { return kernels_; }
-  const std::string& day() const { return day_; }
-  const std::string& topic() const { return topic_; }
-  const std::string& description() const { return description_; }
-  double estimated_device_bytes() const { return estimate_ ? estimate_() : 0.0; }
-  int required_cc() const { return min_cc_; }
   int device_index() const;
-  const std::string& source_hash() const { return source_hash_; }
-  // "n=1000003 m=..." for the header line.
-  std::string sizes_string() const;
-  std::string error_line(const std::string& message) const;  // "dayNNN: error: message"
 
  private:
+  friend int run(Cli&, int, char**, const std::function<void(Context&)>&);
+  friend std::string run_header(const Cli&, const DeviceInfo&);
+  std::string sizes_string() const;           // "n=1000003 radius=4": the day's numeric options
+  void record_problem(Report& report) const;  // the same, in report.problem()
+  std::string error_line(const std::string& message) const;  // "dayNNN: error: message"
+
   struct Impl;
   std::unique_ptr<Impl> impl_;
   std::string day_, topic_, description_, source_hash_;
@@ -123,7 +116,40 @@ class Cli {
   std::vector<std::function<std::string(const DeviceInfo&)>> device_checks_;
 };
 
-// What a day's body gets: the device, the selected options, the report and timing helpers.
+// What a measurement is for: a version (a row of the table, selected with --kernel), the
+// report's baseline (the "x baseline" of every row), or a point of a day's own sweep (measured
+// and returned, not recorded: the day tabulates it).
+enum class Role { version, baseline, point };
+
+// One kernel version, baseline or sweep point: how to run it once, how to make its run checkable
+// and how to check it, and what one run does. Set the fields by name, in this order (C++20
+// designated initializers must follow the declaration order):
+//   ctx.measure({.name = "float4",
+//                .launch = [&](cudaStream_t s) { add_float4<<<grid, 256, 0, s>>>(...); },
+//                .reset = [&] { d_c.poison(); },
+//                .check = [&] { return gpu100::compare_exact(d_c.download(), ref); },
+//                .work = 12.0 * n});
+struct Measure {
+  std::string name;
+  std::function<void(cudaStream_t)> launch;  // one run, enqueued on the given stream
+  std::function<void()> reset;               // before the checked run: poison the outputs
+  std::function<CheckResult()> check;        // after it: copy back, compare; unset: unchecked
+  double work = 0;  // what one run does in the report's unit: bytes (GB/s) or FLOPs (TFLOP/s)
+  std::function<double(double ms)> rate;  // instead of work, for a unit the report cannot convert
+  Role role = Role::version;
+  bool vendor = false;   // calls cuBLAS & co: NOT RUN (nothing of it called) under the emulator
+  bool flush_l2 = true;  // evict L2 before each timed run (false for on-chip work)
+  cudaStream_t stream = nullptr;  // the checked run and the timed runs go there
+};
+
+struct Measured {
+  bool ran = false;  // false: not selected by --kernel, or NOT RUN here (then nothing was called)
+  CheckResult check;
+  Stats time;
+  double rate = 0;
+};
+
+// What a day's body gets: the device, the selected options, the report and the measurements.
 class Context {
  public:
   Context(const Cli& cli, DeviceInfo device, Report& report)
@@ -134,31 +160,34 @@ class Context {
   bool quick() const { return cli_.quick(); }
   uint64_t seed() const { return cli_.seed(); }
   bool want(const std::string& kernel) const { return cli_.want(kernel); }
+
+  // The contract's sequence for one version or baseline: the checked run (reset, launch once,
+  // synchronize, check), then the timed runs (--warmup, then --iters each between CUDA events,
+  // median), recorded in the report by role. A version that --kernel does not select is skipped.
+  Measured measure(const Measure& m);
+  // The same for a list: every entry is validated first, then every one is timed.
+  std::vector<Measured> measure_all(const std::vector<Measure>& list);
+  // Measures the device-to-device copy of `bytes` and records it as the report's baseline.
+  CopyProbe copy_baseline(size_t bytes);
+  // Whether closed vendor libraries (cuBLAS, cuBLASLt, cuSPARSE, cuRAND's host API) can run:
+  // not under the emulator. Where they cannot, a version or baseline that calls them is reported
+  // NOT RUN - neither a pass nor a failure - and the day is judged by the versions that ran.
+  bool vendor_libraries() const;
+
+  // --- deprecated: the positional API of the days not yet moved to measure(); to be removed
+  // once the last of them is.
   // Under the emulator the L2 flush is left out: it exists for GPU timings, and would only cost
   // emulated time there.
   BenchOptions bench_options(bool flush_l2 = true) const;
   // Times fn with the --iters/--warmup of the command line.
   Stats bench(const std::function<void(cudaStream_t)>& fn, bool flush_l2 = true) const;
-  // Measures the device-to-device copy of `bytes` and records it as the report's baseline.
-  CopyProbe copy_baseline(size_t bytes);
-
-  // One kernel version, the contract's way: skipped unless --kernel selects it; otherwise
-  // poison() (fill the output with NaN/0xFF so unwritten elements fail), launch once,
-  // synchronize, check() (copy back and compare), then time launch and record it. `work` is
-  // what one launch does in the report's unit: bytes for GB/s, FLOPs for TFLOP/s or GFLOP/s.
-  // Returns the check (unchecked when the version was not selected).
+  // measure() of a version with positional arguments; returns its check.
   CheckResult run_version(const std::string& name,
                           const std::function<void(cudaStream_t)>& launch,
                           const std::function<void()>& poison,
                           const std::function<CheckResult()>& check, double work,
                           bool flush_l2 = true);
-
-  // Whether closed vendor libraries (cuBLAS, cuBLASLt, cuSPARSE, cuRAND's host API) can run:
-  // not under the emulator. Where they cannot, a version or baseline that calls them is reported
-  // NOT RUN - neither a pass nor a failure - and the day is judged by the versions that ran.
-  bool vendor_libraries() const { return vendor_libraries_usable(device_); }
-  // run_version for a version that calls a vendor library: where they cannot run, a selected
-  // version is recorded as NOT RUN and nothing of it is called.
+  // run_version of a version that calls a vendor library (.vendor = true).
   CheckResult run_vendor_version(const std::string& name,
                                  const std::function<void(cudaStream_t)>& launch,
                                  const std::function<void()>& poison,
@@ -169,6 +198,13 @@ class Context {
   void vendor_not_run(const std::string& name);
 
  private:
+  // The checked run: reset, one launch, every error it raised, its check. Kept apart from the
+  // timed runs, which are never checked.
+  CheckResult checked_run(const Measure& m);
+  Stats timed_runs(const Measure& m) const;
+  bool skipped(const Measure& m);  // not selected, or NOT RUN here (and recorded so)
+  void record(const Measure& m, const Measured& r);
+
   const Cli& cli_;
   DeviceInfo device_;
   Report& report_;
@@ -176,15 +212,6 @@ class Context {
 
 // Parses, finds a device, runs body, prints the report, writes --json. Returns the exit code.
 int run(Cli& cli, int argc, char** argv, const std::function<void(Context&)>& body);
-
-// The no-device decision, separated for testing: returns kSkip or kFail.
-int no_device_exit_code(bool require_gpu);
-bool require_gpu_from_env();
-bool require_emulator_from_env();
-// The exit code of a finished report: kPass, kFail, or kSkip when no version ran (Outcome).
-int exit_code(const Report& report);
-// The lines printed before the body runs: what the day is, the device, the problem and how it
-// is timed; under the emulator, that the times are CPU times and mean nothing for a GPU.
 std::string run_header(const Cli& cli, const DeviceInfo& device);
 
 }  // namespace gpu100

@@ -43,13 +43,13 @@ struct VersionResult {
   bool ran() const { return not_run.empty(); }
 };
 
-// PASS: every version that ran passed, and one did. SKIP: none ran, and some were not run (e.g.
-// every version calls cuBLAS, under the emulator). FAIL: anything else, including no versions.
+// PASS: every version that ran passed, and one did, and a checked baseline passed. SKIP: none
+// ran, and some were not run (e.g. every version calls cuBLAS, under the emulator). FAIL:
+// anything else, including no versions.
 enum class Outcome { Pass, Fail, Skip };
-const char* outcome_name(Outcome o);  // "PASS", "FAIL", "SKIP"
 
-// printf into a std::string of any length, for a note: every value is passed as a double (so
-// ints and sizes may be given directly; use %f/%g/%e conversions, not %d).
+// Deprecated (days build notes with one fmt::format call): printf into a std::string of any
+// length, every value passed as a double (use %f/%g/%e conversions, not %d).
 std::string format_doubles(const char* fmt, double a = 0, double b = 0, double c = 0,
                            double d = 0);
 
@@ -57,7 +57,8 @@ class Report {
  public:
   Report(std::string day, std::string topic);
 
-  // The problem size and shape, e.g. problem("n", n). Shown in the header and in the JSON.
+  // The problem size and shape, e.g. problem("pixels", n), in the JSON. gpu100::run records the
+  // day's numeric options (sizes, --radius, ...) itself; a day adds what it derives from them.
   void problem(const std::string& key, double value);
   void problem(const std::string& key, const std::string& value);
   // What rates are measured in ("GB/s", "TFLOP/s", ...) and the device limit they are a fraction
@@ -68,8 +69,10 @@ class Report {
   // report's unit; throws for other units (compute those rates in the day).
   double rate(double work, double ms) const;
   void limit(const std::string& kind, double value, const std::string& label);
-  // The vendor/baseline measurement of the same run; "x baseline" divides by its rate.
-  void baseline(const std::string& name, const Stats& time, double rate);
+  // The vendor/baseline measurement of the same run; "x baseline" divides by its rate. A checked
+  // baseline that fails fails the run: every ratio to it would be meaningless.
+  void baseline(const std::string& name, const Stats& time, double rate,
+                const CheckResult& check = {});
   // Show the comparison with the baseline as "% of <name>" (one decimal) instead of "x <name>"
   // (the GEMM days speak of % of cuBLAS). The JSON has both x_baseline and pct_of_baseline.
   void baseline_as_percent(bool on = true) { baseline_pct_ = on; }
@@ -121,8 +124,5 @@ class Report {
   std::vector<std::string> notes_;
   std::vector<Table> tables_;
 };
-
-// Prints a Table to stdout with aligned columns.
-void print_table(const Table& t);
 
 }  // namespace gpu100
