@@ -16,7 +16,6 @@
 // loop bit for bit.
 //
 // Run:  build/bin/day001 [--n 134217731] [--kernel naive,float4] [--json out.json]
-#include <algorithm>
 #include <stdexcept>
 #include <vector>
 
@@ -24,6 +23,14 @@
 
 namespace {
 
+// ---- CPU reference ------------------------------------------------------------------------------
+std::vector<float> add_cpu(const std::vector<float>& a, const std::vector<float>& b) {
+  std::vector<float> c(a.size());
+  for (size_t i = 0; i < c.size(); ++i) c[i] = a[i] + b[i];
+  return c;
+}
+
+// ---- kernels ------------------------------------------------------------------------------------
 __global__ void add_naive(const float* __restrict__ a, const float* __restrict__ b,
                           float* __restrict__ c, int64_t n) {
   const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -37,7 +44,7 @@ __global__ void add_grid_stride(const float* __restrict__ a, const float* __rest
     c[i] = a[i] + b[i];
 }
 
-// cudaMalloc returns 256-byte aligned pointers, so a, b and c can be read as float4 (main checks).
+// a, b and c must be 16-byte aligned to be read as float4 (the launcher checks).
 __global__ void add_float4(const float* __restrict__ a, const float* __restrict__ b,
                            float* __restrict__ c, int64_t n) {
   const int64_t stride = int64_t(gridDim.x) * blockDim.x;
@@ -53,7 +60,37 @@ __global__ void add_float4(const float* __restrict__ a, const float* __restrict_
   for (int64_t i = 4 * n4 + tid; i < n; i += stride) c[i] = a[i] + b[i];  // 0..3 leftovers
 }
 
+// ---- launchers ----------------------------------------------------------------------------------
 constexpr int kBlock = 256;
+using Kernel = void (*)(const float*, const float*, float*, int64_t);
+
+struct Version {
+  const char* name;
+  Kernel kernel;
+  bool grid_stride;  // a fixed, device-filling grid instead of one thread per element
+};
+const Version kVersions[] = {
+    {"naive", add_naive, false},
+    {"grid_stride", add_grid_stride, true},
+    {"float4", add_float4, true},
+};
+
+// Grid-stride grids: as many blocks as fit on the SMs at once (occupancy calculator). A fixed
+// "8 blocks of 256 per SM" fits only kernels of <= 32 registers, and add_float4 needs more.
+unsigned grid_of(const Version& v, int64_t n) {
+  return v.grid_stride ? gpu100::resident_grid(v.kernel, kBlock) : gpu100::grid_for(n, kBlock);
+}
+
+void launch(const Version& v, unsigned grid, const float* a, const float* b, float* c, int64_t n,
+            cudaStream_t s) {
+  // A misaligned base (an offset into a bigger allocation, say) would be a misaligned-address
+  // fault in add_float4: say so instead.
+  if (v.kernel == add_float4 &&
+      !(gpu100::is_aligned(a, 16) && gpu100::is_aligned(b, 16) && gpu100::is_aligned(c, 16)))
+    throw std::invalid_argument("add_float4 needs 16-byte aligned arrays");
+  v.kernel<<<grid, kBlock, 0, s>>>(a, b, c, n);
+  LAUNCH_CHECK();
+}
 
 }  // namespace
 
@@ -61,54 +98,33 @@ int main(int argc, char** argv) {
   gpu100::Cli cli("c = a + b in fp32: naive, grid-stride and float4 kernels vs cudaMemcpy");
   int64_t n = (int64_t(1) << 27) + 3;
   cli.size("n", n, 1'000'003, "number of elements");
-  cli.kernels({"naive", "grid_stride", "float4"});
+  cli.kernels_of(kVersions);
   cli.device_bytes([&] { return 3.0 * double(n) * sizeof(float); });
 
   return gpu100::run(cli, argc, argv, [&](gpu100::Context& ctx) {
     auto& report = ctx.report();
-    report.problem("n", double(n));
     report.unit("GB/s");
     report.limit("dram_gbps", ctx.device().peak_dram_gbps(), "HBM peak");
     report.intensity(1.0 / 12.0);  // one FLOP per 12 bytes
 
-    const size_t count = size_t(n);
-    const auto a = gpu100::random_floats(count, ctx.seed(), -1.0f, 1.0f);
-    const auto b = gpu100::random_floats(count, ctx.seed() + 1, -1.0f, 1.0f);
-    std::vector<float> ref(count);
-    for (size_t i = 0; i < ref.size(); ++i) ref[i] = a[i] + b[i];
-
-    gpu100::DeviceBuffer<float> d_a(a), d_b(b), d_c(count);
-    // add_float4 reinterprets the arrays as float4: a misaligned base (an offset into a bigger
-    // allocation, say) would be a misaligned-address fault, so say so instead.
-    if (!gpu100::is_aligned(d_a.data(), sizeof(float4)) ||
-        !gpu100::is_aligned(d_b.data(), sizeof(float4)) ||
-        !gpu100::is_aligned(d_c.data(), sizeof(float4)))
-      throw std::invalid_argument("add_float4 needs 16-byte aligned arrays");
-    const double bytes = 3.0 * double(n) * sizeof(float);
+    const auto a = gpu100::random_floats(size_t(n), ctx.seed());
+    const auto b = gpu100::random_floats(size_t(n), ctx.seed() + 1);
+    const auto ref = add_cpu(a, b);
+    gpu100::DeviceBuffer<float> d_a(a), d_b(b), d_c{size_t(n)};
     // Same traffic as the kernels: a copy of 1.5 n floats reads and writes 12 n bytes in total.
     ctx.copy_baseline(size_t(1.5 * double(n) * sizeof(float)));
 
-    struct Version {
-      const char* name;
-      void (*kernel)(const float*, const float*, float*, int64_t);
-      unsigned grid;
-    };
-    const Version versions[] = {
-        {"naive", add_naive, gpu100::grid_for(n, kBlock)},
-        // Grid-stride grids: as many blocks as fit on the SMs at once (occupancy calculator). A
-        // fixed "8 blocks of 256 per SM" fits only kernels of <= 32 registers; add_float4 needs
-        // 40 (CUDA 13.0), so 2 of 8 blocks per SM would run as a thin second wave.
-        {"grid_stride", add_grid_stride, gpu100::resident_grid(add_grid_stride, kBlock)},
-        {"float4", add_float4, gpu100::resident_grid(add_float4, kBlock)},
-    };
-    for (const auto& v : versions) {
-      ctx.run_version(
-          v.name,
-          [&](cudaStream_t s) {
-            v.kernel<<<v.grid, kBlock, 0, s>>>(d_a.data(), d_b.data(), d_c.data(), n);
-            LAUNCH_CHECK();
-          },
-          [&] { d_c.poison(); }, [&] { return gpu100::compare_exact(d_c.download(), ref); }, bytes);
+    std::vector<gpu100::Measure> runs;
+    for (const Version& v : kVersions) {
+      runs.push_back({.name = v.name,
+                      .launch =
+                          [&, grid = grid_of(v, n)](cudaStream_t s) {
+                            launch(v, grid, d_a.data(), d_b.data(), d_c.data(), n, s);
+                          },
+                      .reset = [&] { d_c.poison(); },
+                      .check = [&] { return gpu100::compare_exact(d_c.download(), ref); },
+                      .work = 12.0 * double(n)});
     }
+    ctx.measure_all(runs);
   });
 }
