@@ -17,13 +17,15 @@
 //               clocks, bus width, L2 size and FP32 lanes per SM must all be positive.
 //   smid        a kernel launched with many more blocks than SMs (--blocks-per-sm x SMs); the
 //               first thread of each block reads the special register %smid with inline PTX
-//               and records it. The host checks that every id is below the SM count and that
-//               every SM ran at least one block, and prints how many blocks each SM got.
+//               and records it. The host checks that every id is below the SM count (row
+//               smid) and that every SM ran at least one block (row smid_coverage), and prints
+//               how many blocks each SM got.
 //
 // Run:  build/bin/day002 [--blocks-per-sm 8] [--hold-cycles 2000] [--per-sm] [--json out.json]
+#include <fmt/core.h>
+
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <iterator>
 #include <stdexcept>
 #include <string>
@@ -136,9 +138,7 @@ struct DeviceColumn {
 };
 
 std::string mib(double bytes) {
-  char s[32];
-  std::snprintf(s, sizeof s, "%.1f", bytes / (1024.0 * 1024.0));
-  return s;
+  return fmt::format("{:.1f}", bytes / (1024.0 * 1024.0));
 }
 
 // Shared-memory sizes are whole KiB on every GPU so far; print them as integers.
@@ -151,7 +151,7 @@ gpu100::Table properties_table(const std::vector<DeviceColumn>& devices, int cur
   t.title = "Visible devices (peaks are theoretical: computed from device attributes)";
   t.columns = {"property"};
   for (size_t i = 0; i < devices.size(); ++i)
-    t.columns.push_back("GPU " + std::to_string(i) + (int(i) == current ? " (this run)" : ""));
+    t.columns.push_back(fmt::format("GPU {}{}", i, int(i) == current ? " (this run)" : ""));
 
   // Each row: a label and how to get the value from one device.
   auto row = [&](const char* label, auto value) {
@@ -194,14 +194,12 @@ gpu100::Table properties_table(const std::vector<DeviceColumn>& devices, int cur
       [](D d) { return gpu100::Cell(d.info.max_threads_per_sm / std::max(1, d.info.warp_size)); });
   row("max resident blocks per SM", [](D d) { return gpu100::Cell(d.info.max_blocks_per_sm); });
   row("max block dims (x, y, z)", [](D d) {
-    return gpu100::Cell(std::to_string(d.prop.maxThreadsDim[0]) + ", " +
-                        std::to_string(d.prop.maxThreadsDim[1]) + ", " +
-                        std::to_string(d.prop.maxThreadsDim[2]));
+    return gpu100::Cell(fmt::format("{}, {}, {}", d.prop.maxThreadsDim[0], d.prop.maxThreadsDim[1],
+                                    d.prop.maxThreadsDim[2]));
   });
   row("max grid dims (x, y, z)", [](D d) {
-    return gpu100::Cell(std::to_string(d.prop.maxGridSize[0]) + ", " +
-                        std::to_string(d.prop.maxGridSize[1]) + ", " +
-                        std::to_string(d.prop.maxGridSize[2]));
+    return gpu100::Cell(fmt::format("{}, {}, {}", d.prop.maxGridSize[0], d.prop.maxGridSize[1],
+                                    d.prop.maxGridSize[2]));
   });
   row("cooperative launch", [&](D d) { return yes_no(d.info.cooperative_launch); });
   row("thread block clusters", [&](D d) { return yes_no(d.prop.clusterLaunch != 0); });
@@ -210,10 +208,8 @@ gpu100::Table properties_table(const std::vector<DeviceColumn>& devices, int cur
   row("ECC enabled", [&](D d) { return yes_no(d.prop.ECCEnabled != 0); });
   row("MPS enabled", [&](D d) { return yes_no(d.prop.mpsEnabled != 0); });
   row("PCI domain:bus:device", [](D d) {
-    char s[32];
-    std::snprintf(s, sizeof s, "%04x:%02x:%02x", d.prop.pciDomainID, d.prop.pciBusID,
-                  d.prop.pciDeviceID);
-    return gpu100::Cell(s);
+    return gpu100::Cell(fmt::format("{:04x}:{:02x}:{:02x}", d.prop.pciDomainID, d.prop.pciBusID,
+                                    d.prop.pciDeviceID));
   });
   row("peak DRAM bandwidth (GB/s)", [](D d) { return gpu100::Cell(d.info.peak_dram_gbps()); });
   row("peak FP32 (TFLOP/s)", [](D d) { return gpu100::Cell(d.info.peak_fp32_tflops()); });
@@ -256,9 +252,8 @@ void run_properties(gpu100::Context& ctx) {
           first_got = double(f.from_struct);
           first_expected = value;
         }
-        report.note("GPU " + std::to_string(id) + ": cudaDeviceProp::" + f.name + " = " +
-                    std::to_string(f.from_struct) + " but the attribute says " +
-                    std::to_string(value));
+        report.note(fmt::format("GPU {}: cudaDeviceProp::{} = {} but the attribute says {}", id,
+                                f.name, f.from_struct, value));
       }
       ++compared;
     }
@@ -267,8 +262,10 @@ void run_properties(gpu100::Context& ctx) {
   report.table(properties_table(devices, current));
   report.add_check("properties",
                    exact_check(compared, mismatches, first, first_got, first_expected));
-  report.note("properties: " + std::to_string(compared) + " fields of cudaDeviceProp compared " +
-              "with cudaDeviceGetAttribute over " + std::to_string(count) + " device(s)");
+  report.note(
+      fmt::format("properties: {} fields of cudaDeviceProp compared with "
+                  "cudaDeviceGetAttribute over {} device(s)",
+                  compared, count));
 
   // The runtime fills cudaDeviceProp from the same attributes, so the check above can only catch
   // a runtime bug. What later days really depend on is that the inputs of the limits they divide
@@ -289,9 +286,10 @@ void run_properties(gpu100::Context& ctx) {
   for (size_t i = 0; i < std::size(limits); ++i) {
     if (limits[i].second > 0) continue;
     if (unknown++ == 0) first_unknown = int64_t(i);
-    report.note(std::string("limits: ") + limits[i].first + " is " +
-                std::to_string(limits[i].second) + " on " + dev.name +
-                ": the theoretical peaks of later days cannot be computed");
+    report.note(
+        fmt::format("limits: {} is {} on {}: the theoretical peaks of later days cannot "
+                    "be computed",
+                    limits[i].first, limits[i].second, dev.name));
   }
   // "got" is the first unknown value; "expected" 1 stands for "positive".
   const double first_value = first_unknown >= 0 ? limits[size_t(first_unknown)].second : 0.0;
@@ -301,78 +299,63 @@ void run_properties(gpu100::Context& ctx) {
 
 // --- smid ---------------------------------------------------------------------------------
 
-void run_smid(gpu100::Context& ctx, int64_t blocks_per_sm, int hold_cycles, bool per_sm) {
-  auto& report = ctx.report();
-  // The SM count from the attribute is the truth the kernel's ids are checked against.
-  int sm_count = 0;
-  CUDA_CHECK(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, ctx.device().id));
-  const int64_t blocks = blocks_per_sm * sm_count;
-  if (blocks > ctx.device().max_grid_x)
-    throw std::runtime_error("--blocks-per-sm x SMs exceeds the grid limit " +
-                             std::to_string(ctx.device().max_grid_x));
-
-  gpu100::DeviceBuffer<unsigned> d_block_sm(static_cast<size_t>(blocks)), d_nsmid(1);
-  auto launch = [&](cudaStream_t s) {
-    record_smid<<<unsigned(blocks), kBlock, 0, s>>>(d_block_sm.data(), d_nsmid.data(), hold_cycles);
-    LAUNCH_CHECK();
-  };
-  d_block_sm.poison();  // 0xFFFFFFFF is no SM id: a block that never wrote fails the range check
-  d_nsmid.poison();
-  launch(nullptr);
-  CUDA_CHECK(cudaDeviceSynchronize());
-  const std::vector<unsigned> block_sm = d_block_sm.download();
-  const unsigned nsmid = d_nsmid.download()[0];
-
-  // Range: %smid < SM count for every block.
-  std::vector<int64_t> per_sm_blocks(size_t(sm_count), 0);
+// Where the blocks of one launch ran, from the %smid each recorded.
+struct Placement {
+  std::vector<int64_t> blocks_on;  // per SM id below the SM count
   int64_t out_of_range = 0, first_bad = -1;
-  for (size_t b = 0; b < block_sm.size(); ++b) {
-    if (block_sm[b] < unsigned(sm_count)) {
-      ++per_sm_blocks[block_sm[b]];
-    } else if (out_of_range++ == 0) {
-      first_bad = int64_t(b);
-    }
-  }
-  if (first_bad >= 0 && block_sm[size_t(first_bad)] < nsmid)
-    report.note("smid_range: id " + std::to_string(block_sm[size_t(first_bad)]) +
-                " is below %nsmid = " + std::to_string(nsmid) +
-                ", which PTX allows: this GPU numbers its SMs with gaps, so ids cannot index an "
-                "array of SM-count entries");
-  const auto range =
-      exact_check(blocks, out_of_range, first_bad,
-                  first_bad >= 0 ? double(block_sm[size_t(first_bad)]) : 0.0, double(sm_count - 1));
-
-  // Coverage: every SM ran at least one block. Nothing in the programming model promises
-  // where a block runs, so this checks the hardware's scheduling policy, not CUDA's rules:
-  // the block scheduler hands each block to an SM that has room, and spreads a launch over
-  // all SMs (across GPCs and TPCs) rather than filling one SM before the next. At launch
-  // every SM is empty, and the grid has blocks-per-sm blocks for each SM, so the first
-  // dispatch round already reaches every SM; a block that finishes early only frees its SM
-  // for more work, it cannot stop another SM from getting one of the remaining blocks. What
-  // would make it fail: fewer blocks than SMs; SMs this context cannot use (MPS with
-  // CUDA_MPS_ACTIVE_THREAD_PERCENTAGE, green contexts, other kernels occupying SMs at the
-  // same time); a MIG slice whose %smid values are not numbered from zero.
   int64_t unhit = 0, first_unhit = -1;
+};
+
+Placement tally(const std::vector<unsigned>& block_sm, int sm_count) {
+  Placement p;
+  p.blocks_on.assign(size_t(sm_count), 0);
+  for (size_t b = 0; b < block_sm.size(); ++b) {
+    if (block_sm[b] < unsigned(sm_count))
+      ++p.blocks_on[block_sm[b]];
+    else if (p.out_of_range++ == 0)
+      p.first_bad = int64_t(b);
+  }
   for (int sm = 0; sm < sm_count; ++sm)
-    if (per_sm_blocks[size_t(sm)] == 0 && unhit++ == 0) first_unhit = sm;
-  const auto coverage = exact_check(sm_count, unhit, first_unhit, 0.0, 1.0);
+    if (p.blocks_on[size_t(sm)] == 0 && p.unhit++ == 0) p.first_unhit = sm;
+  return p;
+}
 
-  const auto t = ctx.bench(launch, /*flush_l2=*/false);
-  report.add("smid_range", t, double(blocks) / (t.median_ms * 1e3), range);
-  report.add_check("smid_coverage", coverage);
+// Range: %smid < SM count for every block.
+gpu100::CheckResult range_check(const Placement& p, const std::vector<unsigned>& block_sm,
+                                int sm_count) {
+  const double first = p.first_bad >= 0 ? double(block_sm[size_t(p.first_bad)]) : 0.0;
+  return exact_check(int64_t(block_sm.size()), p.out_of_range, p.first_bad, first,
+                     double(sm_count - 1));
+}
 
-  const auto [lo, hi] = std::minmax_element(per_sm_blocks.begin(), per_sm_blocks.end());
+// Coverage: every SM ran at least one block. Nothing in the programming model promises where a
+// block runs, so this checks the hardware's scheduling policy, not CUDA's rules: the block
+// scheduler hands each block to an SM that has room, and spreads a launch over all SMs (across
+// GPCs and TPCs) rather than filling one SM before the next. At launch every SM is empty, and the
+// grid has blocks-per-sm blocks for each SM, so the first dispatch round already reaches every
+// SM; a block that finishes early only frees its SM for more work, it cannot stop another SM from
+// getting one of the remaining blocks. What would make it fail: fewer blocks than SMs; SMs this
+// context cannot use (MPS with CUDA_MPS_ACTIVE_THREAD_PERCENTAGE, green contexts, other kernels
+// occupying SMs at the same time); a MIG slice whose %smid values are not numbered from zero.
+gpu100::CheckResult coverage_check(const Placement& p, int sm_count) {
+  return exact_check(sm_count, p.unhit, p.first_unhit, 0.0, 1.0);
+}
+
+void add_placement_tables(gpu100::Report& report, const Placement& p, int64_t blocks,
+                          unsigned nsmid, bool per_sm) {
+  const int sm_count = int(p.blocks_on.size());
+  const auto [lo, hi] = std::minmax_element(p.blocks_on.begin(), p.blocks_on.end());
   gpu100::Table summary;
-  summary.title = "Where the " + std::to_string(blocks) + " blocks ran (from %smid)";
+  summary.title = fmt::format("Where the {} blocks ran (from %smid)", blocks);
   summary.columns = {"quantity", "value"};
   summary.add_row({"SMs (cudaDevAttrMultiProcessorCount)", sm_count});
   summary.add_row({"%nsmid (upper bound of %smid)", (unsigned long long)nsmid});
   summary.add_row({"blocks launched", (long long)blocks});
-  summary.add_row({"blocks with %smid >= SM count", (long long)out_of_range});
-  summary.add_row({"SMs that ran no block", (long long)unhit});
+  summary.add_row({"blocks with %smid >= SM count", (long long)p.out_of_range});
+  summary.add_row({"SMs that ran no block", (long long)p.unhit});
   summary.add_row({"fewest blocks on one SM", (long long)*lo});
   summary.add_row({"most blocks on one SM", (long long)*hi});
-  summary.add_row({"mean blocks per SM", double(blocks - out_of_range) / sm_count});
+  summary.add_row({"mean blocks per SM", double(blocks - p.out_of_range) / sm_count});
   report.table(std::move(summary));
 
   // How even the spread was: for each block count, how many SMs received that many.
@@ -380,7 +363,7 @@ void run_smid(gpu100::Context& ctx, int64_t blocks_per_sm, int hold_cycles, bool
   histogram.title = "Blocks per SM: histogram";
   histogram.columns = {"blocks on an SM", "SMs"};
   for (int64_t k = *lo; k <= *hi; ++k) {
-    const auto sms = std::count(per_sm_blocks.begin(), per_sm_blocks.end(), k);
+    const auto sms = std::count(p.blocks_on.begin(), p.blocks_on.end(), k);
     if (sms) histogram.add_row({(long long)k, (long long)sms});
   }
   report.table(std::move(histogram));
@@ -389,11 +372,60 @@ void run_smid(gpu100::Context& ctx, int64_t blocks_per_sm, int hold_cycles, bool
     gpu100::Table each;
     each.title = "Blocks per SM";
     each.columns = {"SM", "blocks"};
-    for (int sm = 0; sm < sm_count; ++sm) each.add_row({sm, (long long)per_sm_blocks[size_t(sm)]});
+    for (int sm = 0; sm < sm_count; ++sm) each.add_row({sm, (long long)p.blocks_on[size_t(sm)]});
     report.table(std::move(each));
   }
-  report.note("smid_range is timed (launch + " + std::to_string(hold_cycles) +
-              "-cycle hold per block): the rate is blocks dispatched per microsecond");
+}
+
+void run_smid(gpu100::Context& ctx, int64_t blocks_per_sm, int hold_cycles, bool per_sm) {
+  auto& report = ctx.report();
+  // The SM count from the attribute is the truth the kernel's ids are checked against.
+  int sm_count = 0;
+  CUDA_CHECK(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, ctx.device().id));
+  const int64_t blocks = blocks_per_sm * sm_count;
+  if (blocks > ctx.device().max_grid_x)
+    throw std::runtime_error(
+        fmt::format("--blocks-per-sm x SMs exceeds the grid limit {}", ctx.device().max_grid_x));
+
+  gpu100::DeviceBuffer<unsigned> d_block_sm(static_cast<size_t>(blocks)), d_nsmid(1);
+  Placement placement;
+  std::vector<unsigned> block_sm;
+  unsigned nsmid = 0;
+  // Timed without an L2 flush (nothing of it is in DRAM): the rate is blocks dispatched per
+  // microsecond, each held for hold_cycles.
+  ctx.measure({.name = "smid",
+               .launch =
+                   [&](cudaStream_t s) {
+                     record_smid<<<unsigned(blocks), kBlock, 0, s>>>(d_block_sm.data(),
+                                                                     d_nsmid.data(), hold_cycles);
+                     LAUNCH_CHECK();
+                   },
+               // 0xFFFFFFFF is no SM id: a block that never wrote fails the range check.
+               .reset =
+                   [&] {
+                     d_block_sm.poison();
+                     d_nsmid.poison();
+                   },
+               .check =
+                   [&] {
+                     block_sm = d_block_sm.download();
+                     nsmid = d_nsmid.download()[0];
+                     placement = tally(block_sm, sm_count);
+                     return range_check(placement, block_sm, sm_count);
+                   },
+               .rate = [&](double ms) { return double(blocks) / (ms * 1e3); },
+               .flush_l2 = false});
+  report.add_check("smid_coverage", coverage_check(placement, sm_count));
+  if (placement.first_bad >= 0 && block_sm[size_t(placement.first_bad)] < nsmid)
+    report.note(
+        fmt::format("smid: id {} is below %nsmid = {}, which PTX allows: this GPU numbers "
+                    "its SMs with gaps, so ids cannot index an array of SM-count entries",
+                    block_sm[size_t(placement.first_bad)], nsmid));
+  add_placement_tables(report, placement, blocks, nsmid, per_sm);
+  report.note(
+      fmt::format("smid is timed (launch + {}-cycle hold per block): the rate is blocks "
+                  "dispatched per microsecond",
+                  hold_cycles));
 }
 
 }  // namespace
@@ -414,8 +446,6 @@ int main(int argc, char** argv) {
 
   return gpu100::run(cli, argc, argv, [&](gpu100::Context& ctx) {
     auto& report = ctx.report();
-    report.problem("blocks_per_sm", double(blocks_per_sm));
-    report.problem("hold_cycles", double(hold_cycles));
     report.unit("blocks/us");
     if (ctx.want("properties")) run_properties(ctx);
     if (ctx.want("smid")) run_smid(ctx, blocks_per_sm, hold_cycles, per_sm);
