@@ -87,6 +87,40 @@ Poly exp_taylor() {
   return p;
 }
 
+// ---- CPU reference: the same functions the kernels call, compiled for the host ---------------
+struct Version {
+  const char* name;
+  bool is_saxpy;
+  Rounding rounding;
+};
+const Version kVersions[] = {
+    {"saxpy_fma", true, Rounding::fused},
+    {"saxpy_nofma", true, Rounding::separate},
+    {"poly_fma", false, Rounding::fused},
+    {"poly_nofma", false, Rounding::separate},
+};
+
+struct References {
+  std::vector<float> saxpy[2], poly[2];  // [0] fused, [1] separate
+  const std::vector<float>& of(const Version& v) const {
+    return (v.is_saxpy ? saxpy : poly)[v.rounding == Rounding::fused ? 0 : 1];
+  }
+};
+
+References references(float a, const Poly& poly, const std::vector<float>& x,
+                      const std::vector<float>& y) {
+  References r;
+  for (auto* v : {&r.saxpy[0], &r.saxpy[1], &r.poly[0], &r.poly[1]}) v->resize(x.size());
+  for (size_t i = 0; i < x.size(); ++i) {
+    r.saxpy[0][i] = saxpy<Rounding::fused>(a, x[i], y[i]);
+    r.saxpy[1][i] = saxpy<Rounding::separate>(a, x[i], y[i]);
+    r.poly[0][i] = horner<Rounding::fused>(poly, x[i]);
+    r.poly[1][i] = horner<Rounding::separate>(poly, x[i]);
+  }
+  return r;
+}
+
+// ---- kernels ------------------------------------------------------------------------------------
 template <Rounding R>
 __global__ void saxpy_kernel(float a, const float* __restrict__ x, const float* __restrict__ y,
                              float* __restrict__ z, int64_t n) {
@@ -102,9 +136,23 @@ __global__ void poly_kernel(Poly p, const float* __restrict__ x, float* __restri
     z[i] = horner<R>(p, x[i]);
 }
 
+// ---- launcher -----------------------------------------------------------------------------------
 constexpr int kBlock = 256;
 
-// --- distances between floats in ulps (bit-exact checks use gpu100::compare_exact) -----------
+void launch(const Version& v, unsigned grid, float a, const Poly& poly, const float* x,
+            const float* y, float* z, int64_t n, cudaStream_t s) {
+  const bool fused = v.rounding == Rounding::fused;
+  if (v.is_saxpy) {
+    auto kernel = fused ? saxpy_kernel<Rounding::fused> : saxpy_kernel<Rounding::separate>;
+    kernel<<<grid, kBlock, 0, s>>>(a, x, y, z, n);
+  } else {
+    auto kernel = fused ? poly_kernel<Rounding::fused> : poly_kernel<Rounding::separate>;
+    kernel<<<grid, kBlock, 0, s>>>(poly, x, z, n);
+  }
+  LAUNCH_CHECK();
+}
+
+// ---- analysis: what contraction changes, in ulps ---------------------------------------------
 
 // Floats ordered as integers: consecutive floats are consecutive integers (and -0 == +0), so
 // the difference of two is their distance in ulps.
@@ -144,107 +192,82 @@ Difference differences(const std::vector<float>& fma, const std::vector<float>& 
   return d;
 }
 
+// From the CPU results, which every GPU version matched bit for bit. SAXPY: the separate form
+// rounds a*x first; that error is relative to a*x, not to the result, so where y nearly cancels
+// a*x it is many ulps of the small result, while the fused form stays within half an ulp. The exp
+// polynomial has no cancellation, so there the two differ by a few ulps at most (each Horner step
+// adds its own rounding either way).
+gpu100::Table contraction_table(const References& r, float a, const Poly& poly,
+                                const std::vector<float>& x, const std::vector<float>& y) {
+  const size_t count = x.size();
+  std::vector<double> saxpy_exact(count), poly_exact(count);
+  for (size_t i = 0; i < count; ++i) {
+    saxpy_exact[i] = double(a) * double(x[i]) + double(y[i]);
+    double acc = poly.c[kDegree];
+    for (int k = kDegree - 1; k >= 0; --k) acc = acc * double(x[i]) + double(poly.c[k]);
+    poly_exact[i] = acc;
+  }
+  gpu100::Table table;
+  table.title = "FMA (one rounding) vs separate multiply and add (two roundings)";
+  table.columns = {"function",
+                   "elements",
+                   "fma != nofma",
+                   "% differ",
+                   "max ulps apart",
+                   "fma max err (ulp vs fp64)",
+                   "nofma max err (ulp vs fp64)"};
+  auto add_row = [&](const char* name, const std::vector<float>* ref,
+                     const std::vector<double>& exact) {
+    const Difference d = differences(ref[0], ref[1], exact);
+    table.add_row({name, (long long)count, (long long)d.differ,
+                   100.0 * double(d.differ) / double(count), (long long)d.max_ulps, d.max_err_fma,
+                   d.max_err_nofma});
+  };
+  add_row("saxpy", r.saxpy, saxpy_exact);
+  add_row("poly (exp, degree 8)", r.poly, poly_exact);
+  return table;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   gpu100::Cli cli("one __host__ __device__ function on both sides; FMA contraction on and off");
   int64_t n = (int64_t(1) << 26) + 3;
   cli.size("n", n, 100'003, "number of elements");
-  cli.kernels({"saxpy_fma", "saxpy_nofma", "poly_fma", "poly_nofma"});
+  cli.kernels_of(kVersions);
   cli.device_bytes([&] { return 3.0 * double(n) * sizeof(float); });
 
   return gpu100::run(cli, argc, argv, [&](gpu100::Context& ctx) {
     auto& report = ctx.report();
-    report.problem("n", double(n));
     report.problem("degree", double(kDegree));
     report.unit("GB/s");
     report.limit("dram_gbps", ctx.device().peak_dram_gbps(), "HBM peak");
 
-    const size_t count = size_t(n);
     const float a = 1.7f;
     const Poly poly = exp_taylor();
-    const auto x = gpu100::random_floats(count, ctx.seed(), -1.0f, 1.0f);
-    const auto y = gpu100::random_floats(count, ctx.seed() + 1, -1.0f, 1.0f);
-
-    // CPU references: the same functions the kernels call, compiled for the host.
-    std::vector<float> saxpy_ref[2], poly_ref[2];
-    for (auto* v : {&saxpy_ref[0], &saxpy_ref[1], &poly_ref[0], &poly_ref[1]}) v->resize(count);
-    for (size_t i = 0; i < count; ++i) {
-      saxpy_ref[0][i] = saxpy<Rounding::fused>(a, x[i], y[i]);
-      saxpy_ref[1][i] = saxpy<Rounding::separate>(a, x[i], y[i]);
-      poly_ref[0][i] = horner<Rounding::fused>(poly, x[i]);
-      poly_ref[1][i] = horner<Rounding::separate>(poly, x[i]);
-    }
-
-    gpu100::DeviceBuffer<float> d_x(x), d_y(y), d_z(count);
+    const auto x = gpu100::random_floats(size_t(n), ctx.seed());
+    const auto y = gpu100::random_floats(size_t(n), ctx.seed() + 1);
+    const References ref = references(a, poly, x, y);
+    gpu100::DeviceBuffer<float> d_x(x), d_y(y), d_z{size_t(n)};
     // Same traffic as SAXPY: a copy of 1.5 n floats reads and writes 12 n bytes.
     ctx.copy_baseline(size_t(1.5 * double(n) * sizeof(float)));
     const unsigned grid = unsigned(ctx.device().sm_count) * 8;
 
-    struct Version {
-      const char* name;
-      bool is_saxpy;
-      Rounding rounding;
-    };
-    const Version versions[] = {
-        {"saxpy_fma", true, Rounding::fused},
-        {"saxpy_nofma", true, Rounding::separate},
-        {"poly_fma", false, Rounding::fused},
-        {"poly_nofma", false, Rounding::separate},
-    };
-    for (const auto& v : versions) {
-      if (!ctx.want(v.name)) continue;
-      const bool fused = v.rounding == Rounding::fused;
-      auto launch = [&](cudaStream_t s) {
-        if (v.is_saxpy) {
-          auto kernel = fused ? saxpy_kernel<Rounding::fused> : saxpy_kernel<Rounding::separate>;
-          kernel<<<grid, kBlock, 0, s>>>(a, d_x.data(), d_y.data(), d_z.data(), n);
-        } else {
-          auto kernel = fused ? poly_kernel<Rounding::fused> : poly_kernel<Rounding::separate>;
-          kernel<<<grid, kBlock, 0, s>>>(poly, d_x.data(), d_z.data(), n);
-        }
-        LAUNCH_CHECK();
-      };
-      d_z.poison();
-      launch(nullptr);
-      CUDA_CHECK(cudaDeviceSynchronize());
-      const auto& ref = (v.is_saxpy ? saxpy_ref : poly_ref)[fused ? 0 : 1];
-      const auto check = gpu100::compare_exact(d_z.download(), ref);
-      const auto t = ctx.bench(launch);
-      const double bytes = (v.is_saxpy ? 3.0 : 2.0) * double(n) * sizeof(float);
-      report.add(v.name, t, gpu100::gbps(bytes, t.median_ms), check);
+    std::vector<gpu100::Measure> runs;
+    for (const Version& v : kVersions) {
+      runs.push_back(
+          {.name = v.name,
+           .launch =
+               [&](cudaStream_t s) {
+                 launch(v, grid, a, poly, d_x.data(), d_y.data(), d_z.data(), n, s);
+               },
+           .reset = [&] { d_z.poison(); },
+           .check = [&] { return gpu100::compare_exact(d_z.download(), ref.of(v)); },
+           .work = (v.is_saxpy ? 12.0 : 8.0) * double(n)});  // x, y read, z written; or x, z
     }
+    ctx.measure_all(runs);
 
-    // What contraction changes. From the CPU results, which the GPU matched bit for bit above.
-    // SAXPY: the separate form rounds a*x first; that error is relative to a*x, not to the
-    // result, so where y nearly cancels a*x it is many ulps of the small result, while the
-    // fused form stays within half an ulp. The exp polynomial has no cancellation, so there the
-    // two differ by a few ulps at most (each Horner step adds its own rounding either way).
-    std::vector<double> saxpy_exact(count), poly_exact(count);
-    for (size_t i = 0; i < count; ++i) {
-      saxpy_exact[i] = double(a) * double(x[i]) + double(y[i]);
-      double acc = poly.c[kDegree];
-      for (int k = kDegree - 1; k >= 0; --k) acc = acc * double(x[i]) + double(poly.c[k]);
-      poly_exact[i] = acc;
-    }
-    gpu100::Table table;
-    table.title = "FMA (one rounding) vs separate multiply and add (two roundings)";
-    table.columns = {"function",
-                     "elements",
-                     "fma != nofma",
-                     "% differ",
-                     "max ulps apart",
-                     "fma max err (ulp vs fp64)",
-                     "nofma max err (ulp vs fp64)"};
-    auto add_row = [&](const char* name, const std::vector<float>* ref,
-                       const std::vector<double>& exact) {
-      const Difference d = differences(ref[0], ref[1], exact);
-      table.add_row({name, (long long)n, (long long)d.differ, 100.0 * double(d.differ) / double(n),
-                     (long long)d.max_ulps, d.max_err_fma, d.max_err_nofma});
-    };
-    add_row("saxpy", saxpy_ref, saxpy_exact);
-    add_row("poly (exp, degree 8)", poly_ref, poly_exact);
-    report.table(std::move(table));
+    report.table(contraction_table(ref, a, poly, x, y));
     report.note(
         "each GPU version is compared bit for bit with the CPU version of the same "
         "rounding; fma and nofma differ from each other, not from their reference");
