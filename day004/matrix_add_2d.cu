@@ -24,9 +24,10 @@
 // All are exact: float addition is correctly rounded on both sides.
 //
 // Run:  build/bin/day004 [--rows 8191 --cols 16387] [--kernel block_32x8,flat] [--json out.json]
+#include <fmt/core.h>
+
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -78,6 +79,14 @@ class PitchedBuffer {
   size_t pitch_ = 0, rows_ = 0, cols_ = 0;
 };
 
+// ---- CPU reference ------------------------------------------------------------------------------
+std::vector<float> add_cpu(const std::vector<float>& a, const std::vector<float>& b) {
+  std::vector<float> c(a.size());
+  for (size_t i = 0; i < c.size(); ++i) c[i] = a[i] + b[i];
+  return c;
+}
+
+// ---- kernels ------------------------------------------------------------------------------------
 template <class T>
 __device__ __forceinline__ T* row_of(T* base, size_t pitch, int64_t row) {
   using Byte = std::conditional_t<std::is_const_v<T>, const char, char>;
@@ -103,18 +112,43 @@ __global__ void add_flat(const float* __restrict__ a, const float* __restrict__ 
     c[i] = a[i] + b[i];
 }
 
+// ---- launchers ----------------------------------------------------------------------------------
+// The pitched matrices and, for the flat version, the same values packed.
+struct Matrices {
+  PitchedBuffer<float> a, b, c;
+  gpu100::DeviceBuffer<float> flat_a, flat_b, flat_c;
+  unsigned flat_grid = 0;  // grid-stride: 8 blocks of 256 per SM
+};
+
 template <int BX, int BY>
-void launch_pitched(const PitchedBuffer<float>& a, const PitchedBuffer<float>& b,
-                    PitchedBuffer<float>& c, cudaStream_t stream) {
-  const int64_t rows = int64_t(c.rows()), cols = int64_t(c.cols());
+void launch_pitched(Matrices& m, cudaStream_t stream) {
+  const int64_t rows = int64_t(m.c.rows()), cols = int64_t(m.c.cols());
   const dim3 block(BX, BY);
   const dim3 grid(gpu100::grid_for(cols, BX),
                   unsigned(std::min<int64_t>(gpu100::ceil_div<int64_t>(rows, BY),
                                              int64_t(gpu100::kMaxGridDimY))));
-  add_pitched<BX, BY><<<grid, block, 0, stream>>>(a.data(), a.pitch(), b.data(), b.pitch(),
-                                                  c.data(), c.pitch(), rows, cols);
+  add_pitched<BX, BY><<<grid, block, 0, stream>>>(m.a.data(), m.a.pitch(), m.b.data(), m.b.pitch(),
+                                                  m.c.data(), m.c.pitch(), rows, cols);
   LAUNCH_CHECK();
 }
+
+void launch_flat(Matrices& m, cudaStream_t stream) {
+  add_flat<<<m.flat_grid, 256, 0, stream>>>(m.flat_a.data(), m.flat_b.data(), m.flat_c.data(),
+                                            int64_t(m.flat_c.size()));
+  LAUNCH_CHECK();
+}
+
+struct Version {
+  const char* name;
+  void (*launch)(Matrices&, cudaStream_t);
+  bool flat;  // reads and writes the packed copies
+};
+const Version kVersions[] = {
+    {"block_32x8", launch_pitched<32, 8>, false},
+    {"block_16x16", launch_pitched<16, 16>, false},
+    {"block_4x64", launch_pitched<4, 64>, false},
+    {"flat", launch_flat, true},
+};
 
 // cudaMallocPitch rounds each row up to an alignment the driver chooses (commonly 512 bytes);
 // the memory estimate assumes 512, and the run prints the pitch it got.
@@ -127,11 +161,11 @@ int main(int argc, char** argv) {
   int64_t rows = 8191, cols = 16387;
   cli.size("rows", rows, 333, "matrix rows");
   cli.size("cols", cols, 517, "matrix columns");
-  cli.kernels({"block_32x8", "block_16x16", "block_4x64", "flat"});
+  cli.kernels_of(kVersions);
   // cudaMallocPitch takes a row of at most 2^31 - 1 bytes (cudaDeviceProp::memPitch).
   cli.validate([&]() -> std::string {
     if (double(cols) * sizeof(float) > 2147483647.0)
-      return "--cols " + std::to_string(cols) + " makes a row longer than 2^31 - 1 bytes";
+      return fmt::format("--cols {} makes a row longer than 2^31 - 1 bytes", cols);
     return "";
   });
   cli.device_bytes([&] {
@@ -142,63 +176,47 @@ int main(int argc, char** argv) {
 
   return gpu100::run(cli, argc, argv, [&](gpu100::Context& ctx) {
     auto& report = ctx.report();
-    report.problem("rows", double(rows));
-    report.problem("cols", double(cols));
     report.unit("GB/s");
     report.limit("dram_gbps", ctx.device().peak_dram_gbps(), "HBM peak");
     report.intensity(1.0 / 12.0);
 
     const size_t count = size_t(rows) * size_t(cols);
-    const auto a = gpu100::random_floats(count, ctx.seed(), -1.0f, 1.0f);
-    const auto b = gpu100::random_floats(count, ctx.seed() + 1, -1.0f, 1.0f);
-    std::vector<float> ref(count);
-    for (size_t i = 0; i < count; ++i) ref[i] = a[i] + b[i];
-
-    const size_t nrows = size_t(rows), ncols = size_t(cols);
-    PitchedBuffer<float> d_a(nrows, ncols), d_b(nrows, ncols), d_c(nrows, ncols);
-    d_a.upload(a);
-    d_b.upload(b);
-    report.problem("pitch_bytes", double(d_c.pitch()));
-    char line[160];
-    std::snprintf(line, sizeof line,
-                  "pitch %zu bytes for rows of %zu bytes: %.1f%% of the allocation is padding",
-                  d_c.pitch(), d_c.row_bytes(),
-                  100.0 * double(d_c.pitch() - d_c.row_bytes()) / double(d_c.pitch()));
-    report.note(line);
+    const auto a = gpu100::random_floats(count, ctx.seed());
+    const auto b = gpu100::random_floats(count, ctx.seed() + 1);
+    const auto ref = add_cpu(a, b);
+    Matrices m{
+        {size_t(rows), size_t(cols)}, {size_t(rows), size_t(cols)}, {size_t(rows), size_t(cols)}};
+    m.a.upload(a);
+    m.b.upload(b);
+    if (ctx.want("flat")) {
+      m.flat_a = gpu100::DeviceBuffer<float>(a);
+      m.flat_b = gpu100::DeviceBuffer<float>(b);
+      m.flat_c = gpu100::DeviceBuffer<float>(count);
+      m.flat_grid = unsigned(ctx.device().sm_count) * 8;
+    }
+    report.problem("pitch_bytes", double(m.c.pitch()));
+    report.note(fmt::format(
+        "pitch {} bytes for rows of {} bytes: {:.1f}% of the allocation is padding", m.c.pitch(),
+        m.c.row_bytes(), 100.0 * double(m.c.pitch() - m.c.row_bytes()) / double(m.c.pitch())));
     if (gpu100::ceil_div<int64_t>(rows, 8) > int64_t(gpu100::kMaxGridDimY))
       report.note(
           "rows > 65535 x 8: gridDim.y is capped at 65535 (for block_32x8 at least), "
           "so threads loop over several rows");
-
-    const double bytes = 3.0 * double(count) * sizeof(float);  // useful bytes, not padding
     // Same traffic as the kernels: a copy of 1.5 x rows x cols floats moves 12 bytes per element.
     ctx.copy_baseline(size_t(1.5 * double(count) * sizeof(float)));
 
-    using Launcher = void (*)(const PitchedBuffer<float>&, const PitchedBuffer<float>&,
-                              PitchedBuffer<float>&, cudaStream_t);
-    const std::pair<const char*, Launcher> pitched_versions[] = {
-        {"block_32x8", launch_pitched<32, 8>},
-        {"block_16x16", launch_pitched<16, 16>},
-        {"block_4x64", launch_pitched<4, 64>},
-    };
-    for (const auto& [name, launcher] : pitched_versions) {
-      if (!ctx.want(name)) continue;
-      auto launch = [&, launcher = launcher](cudaStream_t s) { launcher(d_a, d_b, d_c, s); };
-      ctx.run_version(
-          name, launch, [&] { d_c.poison(); },
-          [&] { return gpu100::compare_exact(d_c.download(), ref); }, bytes);
+    std::vector<gpu100::Measure> runs;
+    for (const Version& v : kVersions) {
+      runs.push_back({.name = v.name,
+                      .launch = [&](cudaStream_t s) { v.launch(m, s); },
+                      .reset = [&] { v.flat ? m.flat_c.poison() : m.c.poison(); },
+                      .check =
+                          [&] {
+                            return gpu100::compare_exact(
+                                v.flat ? m.flat_c.download() : m.c.download(), ref);
+                          },
+                      .work = 12.0 * double(count)});  // useful bytes, not padding
     }
-
-    if (ctx.want("flat")) {
-      gpu100::DeviceBuffer<float> f_a(a), f_b(b), f_c(count);
-      const unsigned grid = unsigned(ctx.device().sm_count) * 8;
-      auto launch = [&](cudaStream_t s) {
-        add_flat<<<grid, 256, 0, s>>>(f_a.data(), f_b.data(), f_c.data(), int64_t(count));
-        LAUNCH_CHECK();
-      };
-      ctx.run_version(
-          "flat", launch, [&] { f_c.poison(); },
-          [&] { return gpu100::compare_exact(f_c.download(), ref); }, bytes);
-    }
+    ctx.measure_all(runs);
   });
 }
