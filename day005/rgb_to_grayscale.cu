@@ -32,11 +32,8 @@
 // The grid-stride grid is what fits on the GPU at once (occupancy API): one full wave.
 //
 // Run:  build/bin/day005 [--width 15361 --height 8641] [--kernel uchar3,wide16] [--json out.json]
-#include <algorithm>
 #include <cstdint>
-#include <cstdio>
 #include <cstring>
-#include <functional>
 #include <stdexcept>
 #include <vector>
 
@@ -50,6 +47,24 @@ GPU100_HD constexpr uint8_t luma(uint32_t r, uint32_t g, uint32_t b) {
 }
 static_assert(luma(255, 255, 255) == 255 && luma(0, 0, 0) == 0, "weights must sum to 256");
 
+// ---- CPU reference ------------------------------------------------------------------------------
+std::vector<uint8_t> grayscale_cpu(const std::vector<uint8_t>& rgb, size_t n) {
+  std::vector<uint8_t> gray(n);
+  for (size_t i = 0; i < n; ++i) gray[i] = luma(rgb[3 * i], rgb[3 * i + 1], rgb[3 * i + 2]);
+  return gray;
+}
+
+// The RGBX copy the uchar4 version reads: the same pixels with a fourth (ignored) byte.
+std::vector<uint8_t> rgbx_of(const std::vector<uint8_t>& rgb, size_t n) {
+  std::vector<uint8_t> rgbx(4 * n);
+  for (size_t i = 0; i < n; ++i) {
+    memcpy(&rgbx[4 * i], &rgb[3 * i], 3);
+    rgbx[4 * i + 3] = 255;
+  }
+  return rgbx;
+}
+
+// ---- kernels ------------------------------------------------------------------------------------
 __global__ void gray_uchar3(const uchar3* __restrict__ rgb, uint8_t* __restrict__ gray, int64_t n) {
   const int64_t stride = int64_t(gridDim.x) * blockDim.x;
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
@@ -110,23 +125,49 @@ __global__ void gray_wide(const uint8_t* __restrict__ rgb, uint8_t* __restrict__
     gray[i] = luma(rgb[3 * i], rgb[3 * i + 1], rgb[3 * i + 2]);
 }
 
+// ---- launchers ----------------------------------------------------------------------------------
 constexpr int kBlock = 256;
 
-template <class V>
-void launch_wide(const uint8_t* rgb, uint8_t* gray, int64_t n, unsigned grid, cudaStream_t s) {
-  // Group g starts at byte 3 * sizeof(V) * g of rgb and sizeof(V) * g of gray: vector-aligned
-  // for every g exactly when the base pointers are.
-  if (!gpu100::is_aligned(rgb, sizeof(V)) || !gpu100::is_aligned(gray, sizeof(V)))
-    throw std::invalid_argument("gray_wide needs buffers aligned to the vector size");
-  gray_wide<V><<<grid, kBlock, 0, s>>>(rgb, gray, n);
+struct Image {
+  const uint8_t* rgb;   // 3 bytes per pixel, packed
+  const uint8_t* rgbx;  // 4 bytes per pixel
+  uint8_t* gray;
+  int64_t n;  // pixels
+};
+
+void launch_uchar3(const Image& im, unsigned grid, cudaStream_t s) {
+  gray_uchar3<<<grid, kBlock, 0, s>>>(reinterpret_cast<const uchar3*>(im.rgb), im.gray, im.n);
   LAUNCH_CHECK();
 }
 
-std::vector<uint8_t> grayscale_cpu(const std::vector<uint8_t>& rgb, size_t n) {
-  std::vector<uint8_t> gray(n);
-  for (size_t i = 0; i < n; ++i) gray[i] = luma(rgb[3 * i], rgb[3 * i + 1], rgb[3 * i + 2]);
-  return gray;
+void launch_uchar4(const Image& im, unsigned grid, cudaStream_t s) {
+  gray_uchar4<<<grid, kBlock, 0, s>>>(reinterpret_cast<const uchar4*>(im.rgbx), im.gray, im.n);
+  LAUNCH_CHECK();
 }
+
+template <class V>
+void launch_wide(const Image& im, unsigned grid, cudaStream_t s) {
+  // Group g starts at byte 3 * sizeof(V) * g of rgb and sizeof(V) * g of gray: vector-aligned
+  // for every g exactly when the base pointers are.
+  if (!gpu100::is_aligned(im.rgb, sizeof(V)) || !gpu100::is_aligned(im.gray, sizeof(V)))
+    throw std::invalid_argument("gray_wide needs buffers aligned to the vector size");
+  gray_wide<V><<<grid, kBlock, 0, s>>>(im.rgb, im.gray, im.n);
+  LAUNCH_CHECK();
+}
+
+// Every version is a grid-stride loop over what fits on the GPU at once (occupancy API).
+struct Version {
+  const char* name;
+  void (*launch)(const Image&, unsigned grid, cudaStream_t);
+  unsigned (*grid)();
+};
+const Version kVersions[] = {
+    {"uchar3", launch_uchar3, [] { return gpu100::resident_grid(gray_uchar3, kBlock); }},
+    {"uchar4", launch_uchar4, [] { return gpu100::resident_grid(gray_uchar4, kBlock); }},
+    {"wide4", launch_wide<uint32_t>,
+     [] { return gpu100::resident_grid(gray_wide<uint32_t>, kBlock); }},
+    {"wide16", launch_wide<uint4>, [] { return gpu100::resident_grid(gray_wide<uint4>, kBlock); }},
+};
 
 }  // namespace
 
@@ -137,64 +178,34 @@ int main(int argc, char** argv) {
   int64_t width = 15361, height = 8641;
   cli.size("width", width, 333, "image width in pixels", int64_t(1) << 24);
   cli.size("height", height, 211, "image height in pixels", int64_t(1) << 24);
-  cli.kernels({"uchar3", "uchar4", "wide4", "wide16"});
+  cli.kernels_of(kVersions);
   // RGB (3n) + RGBX copy (4n) + gray (n).
   cli.device_bytes([&] { return 8.0 * double(width) * double(height); });
 
   return gpu100::run(cli, argc, argv, [&](gpu100::Context& ctx) {
     auto& report = ctx.report();
     const int64_t n = width * height;
-    report.problem("width", double(width));
-    report.problem("height", double(height));
     report.problem("pixels", double(n));
     report.unit("GB/s");
     report.limit("dram_gbps", ctx.device().peak_dram_gbps(), "HBM peak");
 
     const size_t count = size_t(n);
     const auto rgb = gpu100::random_bytes(3 * count, ctx.seed());
-    // The RGBX copy the uchar4 version reads: the same pixels with a fourth (ignored) byte.
-    std::vector<uint8_t> rgbx(4 * count);
-    for (size_t i = 0; i < count; ++i) {
-      memcpy(&rgbx[4 * i], &rgb[3 * i], 3);
-      rgbx[4 * i + 3] = 255;
-    }
     const auto ref = grayscale_cpu(rgb, count);
-
-    gpu100::DeviceBuffer<uint8_t> d_rgb(rgb), d_rgbx(rgbx), d_gray(count);
+    gpu100::DeviceBuffer<uint8_t> d_rgb(rgb), d_rgbx(rgbx_of(rgb, count)), d_gray(count);
+    const Image image{d_rgb.data(), d_rgbx.data(), d_gray.data(), n};
     // 4 bytes of traffic per pixel (3 read + 1 written): a copy of 2n bytes moves the same.
     ctx.copy_baseline(2 * count);
-    const double bytes = 4.0 * double(n);  // useful traffic: 3 bytes read + 1 written per pixel
 
-    const unsigned grid_uchar3 = gpu100::resident_grid(gray_uchar3, kBlock);
-    const unsigned grid_uchar4 = gpu100::resident_grid(gray_uchar4, kBlock);
-    const unsigned grid_wide4 = gpu100::resident_grid(gray_wide<uint32_t>, kBlock);
-    const unsigned grid_wide16 = gpu100::resident_grid(gray_wide<uint4>, kBlock);
-    const uint8_t* in = d_rgb.data();
-    uint8_t* out = d_gray.data();
-    struct Version {
-      const char* name;
-      std::function<void(cudaStream_t)> launch;
-    };
-    const Version versions[] = {
-        {"uchar3",
-         [&](cudaStream_t s) {
-           gray_uchar3<<<grid_uchar3, kBlock, 0, s>>>(reinterpret_cast<const uchar3*>(in), out, n);
-           LAUNCH_CHECK();
-         }},
-        {"uchar4",
-         [&](cudaStream_t s) {
-           gray_uchar4<<<grid_uchar4, kBlock, 0, s>>>(
-               reinterpret_cast<const uchar4*>(d_rgbx.data()), out, n);
-           LAUNCH_CHECK();
-         }},
-        {"wide4", [&](cudaStream_t s) { launch_wide<uint32_t>(in, out, n, grid_wide4, s); }},
-        {"wide16", [&](cudaStream_t s) { launch_wide<uint4>(in, out, n, grid_wide16, s); }},
-    };
-    for (const auto& v : versions) {
-      ctx.run_version(
-          v.name, v.launch, [&] { d_gray.poison(); },
-          [&] { return gpu100::compare_exact(d_gray.download(), ref); }, bytes);
+    std::vector<gpu100::Measure> runs;
+    for (const Version& v : kVersions) {
+      runs.push_back({.name = v.name,
+                      .launch = [&, grid = v.grid()](cudaStream_t s) { v.launch(image, grid, s); },
+                      .reset = [&] { d_gray.poison(); },
+                      .check = [&] { return gpu100::compare_exact(d_gray.download(), ref); },
+                      .work = 4.0 * double(n)});  // useful traffic: 3 bytes read + 1 written
     }
+    ctx.measure_all(runs);
     report.note(
         "GB/s counts the useful 4 bytes per pixel for every version; uchar4 actually reads a "
         "4-byte RGBX pixel (5 bytes moved per pixel), so expect about 0.8x copy at best");
