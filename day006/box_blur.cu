@@ -37,7 +37,6 @@
 // Run:  build/bin/day006 [--width 12289 --height 8191 --radius 4] [--kernel separable]
 #include <algorithm>
 #include <cstdint>
-#include <cstdio>
 #include <stdexcept>
 #include <vector>
 
@@ -63,7 +62,63 @@ __host__ __device__ inline uint8_t box_mean(uint32_t sum, uint32_t count) {
   return uint8_t((sum + count / 2) / count);
 }
 
-// ---------------------------------------------------------------------------------------------
+// ---- CPU reference ------------------------------------------------------------------------------
+// The direct O(r^2) definition is slow at full size, so the reference used for
+// checking is the separable form (exactly the same integer sums); at small sizes the two CPU
+// versions are compared with each other first.
+int clamp_host(int v, int hi) {
+  return std::min(std::max(v, 0), hi);
+}
+
+std::vector<uint8_t> blur_cpu_direct(const std::vector<uint8_t>& in, int w, int h, int r) {
+  std::vector<uint8_t> out(in.size());
+  const uint32_t count = uint32_t((2 * r + 1) * (2 * r + 1));
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) {
+      uint32_t sum = 0;
+      for (int dy = -r; dy <= r; ++dy)
+        for (int dx = -r; dx <= r; ++dx)
+          sum +=
+              in[size_t(clamp_host(y + dy, h - 1)) * size_t(w) + size_t(clamp_host(x + dx, w - 1))];
+      out[size_t(y) * size_t(w) + size_t(x)] = box_mean(sum, count);
+    }
+  return out;
+}
+
+std::vector<uint8_t> blur_cpu_separable(const std::vector<uint8_t>& in, int w, int h, int r) {
+  const size_t W = size_t(w);
+  std::vector<uint32_t> hs(in.size());
+  for (int y = 0; y < h; ++y) {
+    const uint8_t* row = &in[size_t(y) * W];
+    for (int x = 0; x < w; ++x) {
+      uint32_t s = 0;
+      for (int dx = -r; dx <= r; ++dx) s += row[clamp_host(x + dx, w - 1)];
+      hs[size_t(y) * W + size_t(x)] = s;
+    }
+  }
+  std::vector<uint8_t> out(in.size());
+  const uint32_t count = uint32_t((2 * r + 1) * (2 * r + 1));
+  std::vector<uint32_t> acc(W);
+  for (int y = 0; y < h; ++y) {
+    std::fill(acc.begin(), acc.end(), 0u);
+    for (int dy = -r; dy <= r; ++dy) {
+      const uint32_t* src = &hs[size_t(clamp_host(y + dy, h - 1)) * W];
+      for (size_t x = 0; x < W; ++x) acc[x] += src[x];
+    }
+    for (size_t x = 0; x < W; ++x) out[size_t(y) * W + x] = box_mean(acc[x], count);
+  }
+  return out;
+}
+
+std::vector<uint8_t> blur_reference(const std::vector<uint8_t>& img, int w, int h, int r) {
+  auto ref = blur_cpu_separable(img, w, h, r);
+  if (img.size() <= (size_t(1) << 20) &&  // the fast reference must equal the definition
+      !gpu100::compare_exact(blur_cpu_direct(img, w, h, r), ref).pass)
+    throw std::logic_error("CPU references disagree: separable vs direct box sum");
+  return ref;
+}
+
+// ---- kernels ------------------------------------------------------------------------------------
 // naive: each thread reads its window from global memory.
 __global__ void blur_naive(const uint8_t* __restrict__ in, uint8_t* __restrict__ out, int width,
                            int height, int r) {
@@ -172,53 +227,40 @@ size_t separable_smem(int r) {
   return sh * kBlockX * sizeof(uint16_t) + sh * size_t(kBlockX + 2 * r);
 }
 
-// ---------------------------------------------------------------------------------------------
-// CPU references. The direct O(r^2) definition is slow at full size, so the reference used for
-// checking is the separable form (exactly the same integer sums); at small sizes the two CPU
-// versions are compared with each other first.
-int clamp_host(int v, int hi) {
-  return std::min(std::max(v, 0), hi);
+// ---- launchers ----------------------------------------------------------------------------------
+// Grids: x covers the columns; y the block rows, capped at gridDim.y's limit (the kernels loop).
+dim3 grid_of(int w, int h, int rows_per_block) {
+  return dim3(gpu100::grid_for(w, kBlockX),
+              unsigned(std::min<int64_t>(gpu100::ceil_div<int64_t>(h, rows_per_block),
+                                         int64_t(gpu100::kMaxGridDimY))));
 }
 
-std::vector<uint8_t> blur_cpu_direct(const std::vector<uint8_t>& in, int w, int h, int r) {
-  std::vector<uint8_t> out(in.size());
-  const uint32_t count = uint32_t((2 * r + 1) * (2 * r + 1));
-  for (int y = 0; y < h; ++y)
-    for (int x = 0; x < w; ++x) {
-      uint32_t sum = 0;
-      for (int dy = -r; dy <= r; ++dy)
-        for (int dx = -r; dx <= r; ++dx)
-          sum +=
-              in[size_t(clamp_host(y + dy, h - 1)) * size_t(w) + size_t(clamp_host(x + dx, w - 1))];
-      out[size_t(y) * size_t(w) + size_t(x)] = box_mean(sum, count);
-    }
-  return out;
+void launch_naive(const uint8_t* in, uint8_t* out, int w, int h, int r, cudaStream_t s) {
+  blur_naive<<<grid_of(w, h, kBlockY), dim3(kBlockX, kBlockY), 0, s>>>(in, out, w, h, r);
+  LAUNCH_CHECK();
 }
 
-std::vector<uint8_t> blur_cpu_separable(const std::vector<uint8_t>& in, int w, int h, int r) {
-  const size_t W = size_t(w);
-  std::vector<uint32_t> hs(in.size());
-  for (int y = 0; y < h; ++y) {
-    const uint8_t* row = &in[size_t(y) * W];
-    for (int x = 0; x < w; ++x) {
-      uint32_t s = 0;
-      for (int dx = -r; dx <= r; ++dx) s += row[clamp_host(x + dx, w - 1)];
-      hs[size_t(y) * W + size_t(x)] = s;
-    }
-  }
-  std::vector<uint8_t> out(in.size());
-  const uint32_t count = uint32_t((2 * r + 1) * (2 * r + 1));
-  std::vector<uint32_t> acc(W);
-  for (int y = 0; y < h; ++y) {
-    std::fill(acc.begin(), acc.end(), 0u);
-    for (int dy = -r; dy <= r; ++dy) {
-      const uint32_t* src = &hs[size_t(clamp_host(y + dy, h - 1)) * W];
-      for (size_t x = 0; x < W; ++x) acc[x] += src[x];
-    }
-    for (size_t x = 0; x < W; ++x) out[size_t(y) * W + x] = box_mean(acc[x], count);
-  }
-  return out;
+void launch_shared_tile(const uint8_t* in, uint8_t* out, int w, int h, int r, cudaStream_t s) {
+  blur_shared_tile<<<grid_of(w, h, kBlockY), dim3(kBlockX, kBlockY), shared_tile_smem(r), s>>>(
+      in, out, w, h, r);
+  LAUNCH_CHECK();
 }
+
+void launch_separable(const uint8_t* in, uint8_t* out, int w, int h, int r, cudaStream_t s) {
+  blur_separable<<<grid_of(w, h, kSepTileH), dim3(kBlockX, kBlockY), separable_smem(r), s>>>(
+      in, out, w, h, r);
+  LAUNCH_CHECK();
+}
+
+struct Version {
+  const char* name;
+  void (*launch)(const uint8_t* in, uint8_t* out, int w, int h, int r, cudaStream_t s);
+};
+const Version kVersions[] = {
+    {"naive", launch_naive},
+    {"shared_tile", launch_shared_tile},
+    {"separable", launch_separable},
+};
 
 }  // namespace
 
@@ -231,7 +273,7 @@ int main(int argc, char** argv) {
   cli.size("width", width, 97, "image width in pixels", int64_t(1) << 24);
   cli.size("height", height, 61, "image height in pixels", int64_t(1) << 24);
   cli.option("radius", radius, "blur radius r: the window is (2r+1) x (2r+1)", 1, kMaxRadius);
-  cli.kernels({"naive", "shared_tile", "separable"});
+  cli.kernels_of(kVersions);
   // Input and output (1 byte per pixel each) + the copy baseline's two buffers.
   cli.device_bytes([&] { return 4.0 * double(width) * double(height); });
 
@@ -239,60 +281,24 @@ int main(int argc, char** argv) {
     auto& report = ctx.report();
     const int w = int(width), h = int(height), r = radius;
     const int64_t n = width * height;
-    report.problem("width", double(width));
-    report.problem("height", double(height));
-    report.problem("radius", double(r));
     report.unit("GB/s");
     report.limit("dram_gbps", ctx.device().peak_dram_gbps(), "HBM peak");
 
-    const size_t count = size_t(n);
-    const auto img = gpu100::random_bytes(count, ctx.seed());
-    const auto ref = blur_cpu_separable(img, w, h, r);
-    if (n <= (int64_t(1) << 20)) {  // the fast reference must equal the definition
-      if (!gpu100::compare_exact(blur_cpu_direct(img, w, h, r), ref).pass)
-        throw std::logic_error("CPU references disagree: separable vs direct box sum");
-    }
+    const auto img = gpu100::random_bytes(size_t(n), ctx.seed());
+    const auto ref = blur_reference(img, w, h, r);
+    gpu100::DeviceBuffer<uint8_t> d_in(img), d_out{size_t(n)};
+    ctx.copy_baseline(size_t(n));  // one byte read + one byte written per pixel, like the kernels
 
-    gpu100::DeviceBuffer<uint8_t> d_in(img), d_out(count);
-    ctx.copy_baseline(count);  // one byte read + one byte written per pixel, like the kernels
-    const double bytes = 2.0 * double(n);
-
-    const dim3 block(kBlockX, kBlockY);
-    const unsigned grid_x = gpu100::grid_for(width, kBlockX);
-    auto grid_y = [](int64_t rows_per_block, int64_t rows) {
-      return unsigned(std::min<int64_t>(gpu100::ceil_div<int64_t>(rows, rows_per_block),
-                                        int64_t(gpu100::kMaxGridDimY)));
-    };
-    const uint8_t* in = d_in.data();
-    uint8_t* out = d_out.data();
-    struct Version {
-      const char* name;
-      std::function<void(cudaStream_t)> launch;
-    };
-    const Version versions[] = {
-        {"naive",
-         [&](cudaStream_t s) {
-           blur_naive<<<dim3(grid_x, grid_y(kBlockY, h)), block, 0, s>>>(in, out, w, h, r);
-           LAUNCH_CHECK();
-         }},
-        {"shared_tile",
-         [&](cudaStream_t s) {
-           blur_shared_tile<<<dim3(grid_x, grid_y(kBlockY, h)), block, shared_tile_smem(r), s>>>(
-               in, out, w, h, r);
-           LAUNCH_CHECK();
-         }},
-        {"separable",
-         [&](cudaStream_t s) {
-           blur_separable<<<dim3(grid_x, grid_y(kSepTileH, h)), block, separable_smem(r), s>>>(
-               in, out, w, h, r);
-           LAUNCH_CHECK();
-         }},
-    };
-    for (const auto& v : versions) {
-      ctx.run_version(
-          v.name, v.launch, [&] { d_out.poison(); },
-          [&] { return gpu100::compare_exact(d_out.download(), ref); }, bytes);
+    std::vector<gpu100::Measure> runs;
+    for (const Version& v : kVersions) {
+      runs.push_back(
+          {.name = v.name,
+           .launch = [&](cudaStream_t s) { v.launch(d_in.data(), d_out.data(), w, h, r, s); },
+           .reset = [&] { d_out.poison(); },
+           .check = [&] { return gpu100::compare_exact(d_out.download(), ref); },
+           .work = 2.0 * double(n)});
     }
+    ctx.measure_all(runs);
     report.note(
         "GB/s counts 1 byte read + 1 byte written per pixel (useful traffic only; halo "
         "re-reads and cache hits are not counted)");
