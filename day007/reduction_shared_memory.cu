@@ -31,17 +31,18 @@
 // Check: the CPU sums the same floats in double. The inputs are quarters, k/4 with k in 1..4, so
 // every partial sum any version forms is a multiple of 1/4 below n: up to n = 2^22 (4n <= 2^24,
 // the fp32 significand) all of them are exact, so every version, whatever its order of additions,
-// must return exactly the reference, and one lost or doubled element (>= 0.25) fails. (With
-// uniform [0, 1) inputs the worst-case rounding bound at the --quick size is about 1, larger
-// than a typical element: a lost element would pass.) Above 2^22 the fp32 sums round, and the
-// tolerance is the classic worst-case bound gamma_h for the order each version adds in (see
-// gpu100::summation_error_bound), printed per version in the "rounding bound" table.
+// must return exactly the reference, and one lost or doubled element (>= 0.25) fails; so must
+// the CUB baseline. Above 2^22 the fp32 sums round, and the tolerance is the classic worst-case
+// bound gamma_h for the order each version adds in (see gpu100::summation_error_bound), printed
+// per version in the "rounding bound" table.
 //
 // Run:  build/bin/day007 [--n 134217733] [--kernel sequential,multi_element] [--json out.json]
+#include <fmt/core.h>
+
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <cub/cub.cuh>
+#include <iterator>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -56,6 +57,22 @@ static_assert((1u << kLog2Block) == kBlock, "kLog2Block must match kBlock");
 
 // Up to this n every sum of the quarter-valued inputs is exact in fp32 (see Check above).
 constexpr int64_t kExactMaxN = int64_t(1) << 22;
+
+// ---- CPU reference ------------------------------------------------------------------------------
+// k/4, k in 1..4: never zero, so every element counts; the sum (about 0.6 n) is far from zero, so
+// a relative error means something; and small sums are exact (see Check above).
+std::vector<float> quarters(size_t count, uint64_t seed) {
+  const auto k = gpu100::random_ints(count, seed, 1, 4);
+  std::vector<float> x(count);
+  for (size_t i = 0; i < count; ++i) x[i] = 0.25f * float(k[i]);
+  return x;
+}
+
+double sum_cpu(const std::vector<float>& x) {
+  double s = 0;
+  for (float v : x) s += double(v);
+  return s;
+}
 
 // ---- 1: interleaved addressing with a divergent branch ---------------------------------------
 // The versions 1-5 take their block size from blockDim.x (a power of two; 5 needs >= 64), the
@@ -235,15 +252,25 @@ __global__ void __launch_bounds__(BLOCK)
   if (tid == 0) out[blockIdx.x] = total;
 }
 
-// ---- host side ----------------------------------------------------------------------------------
+// ---- launchers ----------------------------------------------------------------------------------
 using ReduceKernel = void (*)(const float*, float*, int64_t);
 
 struct Version {
   const char* name;
   ReduceKernel kernel;
   int64_t items_per_block;  // inputs one block covers per grid step (1 or 2 per thread)
-  unsigned max_grid;        // 0: one block per items_per_block inputs; else the grid is capped
+  bool resident;            // the grid is capped at the blocks the SMs hold at once
   size_t dynamic_smem;
+};
+constexpr size_t kSmem = kBlock * sizeof(float);
+const Version kVersions[] = {
+    {"divergent", reduce_divergent, kBlock, false, kSmem},
+    {"strided_index", reduce_strided_index, kBlock, false, kSmem},
+    {"sequential", reduce_sequential, kBlock, false, kSmem},
+    {"add_on_load", reduce_add_on_load, 2 * kBlock, false, kSmem},
+    {"unroll_warp", reduce_unroll_warp, 2 * kBlock, false, kSmem},
+    {"full_unroll", reduce_full_unroll<kBlock>, 2 * kBlock, false, 0},
+    {"multi_element", reduce_multi_element<kBlock>, 2 * kBlock, true, 0},
 };
 
 // One launch of the kernel: len inputs -> grid partial sums.
@@ -253,12 +280,13 @@ struct Pass {
 };
 
 // The passes that take n values down to one: each pass's partials are the next pass's input.
-std::vector<Pass> plan(const Version& v, int64_t n) {
+// A resident version's grid is at most resident_grid blocks.
+std::vector<Pass> plan(const Version& v, int64_t n, unsigned resident_grid) {
   std::vector<Pass> passes;
   int64_t len = n;
   do {
     int64_t grid = gpu100::ceil_div<int64_t>(len, v.items_per_block);
-    if (v.max_grid > 0 && grid > int64_t(v.max_grid)) grid = v.max_grid;
+    if (v.resident && grid > int64_t(resident_grid)) grid = resident_grid;
     passes.push_back({len, unsigned(grid)});
     len = grid;
   } while (len > 1);
@@ -280,6 +308,7 @@ float* reduce(const Version& v, const std::vector<Pass>& passes, const float* in
   return const_cast<float*>(src);
 }
 
+// ---- analysis: the rounding bound of each version's order of additions -----------------------
 // h for a plan: per pass, the values one thread adds in registers (at most
 // ceil(len / threads) + 1) and the log2(block) levels of the shared-memory tree.
 double additions_per_input(const std::vector<Pass>& passes) {
@@ -289,110 +318,118 @@ double additions_per_input(const std::vector<Pass>& passes) {
   return h;
 }
 
+// One version's plan and what its checked run returned, for the bounds table.
+struct Run {
+  std::vector<Pass> passes;
+  double h = 0;
+  float* result = nullptr;  // where the last launch left the sum
+  float got = 0;            // the checked run's sum
+};
+
+gpu100::Table bounds_table(const std::vector<Run>& runs, double ref, int64_t n,
+                           const gpu100::Context& ctx) {
+  gpu100::Table t{"rounding bound (worst case gamma_h, see gpu100::summation_error_bound)",
+                  {"version", "passes", "h", "bound", "rel err"},
+                  {}};
+  for (size_t i = 0; i < runs.size(); ++i) {
+    if (!ctx.want(kVersions[i].name)) continue;
+    const Run& r = runs[i];
+    // The relative error itself (an exact check's rel_err is the fraction of unequal values).
+    t.add_row({kVersions[i].name, int(r.passes.size()), r.h, gpu100::summation_error_bound(r.h, n),
+               std::fabs(double(r.got) - ref) / ref});
+  }
+  return t;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   gpu100::Cli cli("sum of n floats: the seven classic shared-memory tree reductions vs CUB");
   int64_t n = (int64_t(1) << 27) + 5;
   cli.size("n", n, 1'000'003, "number of elements");
-  cli.kernels({"divergent", "strided_index", "sequential", "add_on_load", "unroll_warp",
-               "full_unroll", "multi_element"});
+  cli.kernels_of(kVersions);
   // The input, two scratch buffers of ceil(n / 256) partials, and CUB's few KB of temp storage.
   cli.device_bytes([&] { return 4.0 * double(n) * (1.0 + 2.0 / kBlock) + double(16 << 20); });
 
   return gpu100::run(cli, argc, argv, [&](gpu100::Context& ctx) {
     auto& report = ctx.report();
-    report.problem("n", double(n));
+    const auto& dev = ctx.device();
     report.unit("GB/s");
-    report.limit("dram_gbps", ctx.device().peak_dram_gbps(), "HBM peak");
+    report.limit("dram_gbps", dev.peak_dram_gbps(), "HBM peak");
     report.intensity(1.0 / 4.0);  // one add per 4-byte element
 
-    const size_t count = size_t(n);
-    // k/4, k in 1..4: never zero, so every element counts; the sum (about 0.6 n) is far from
-    // zero, so a relative error means something; and small sums are exact (see Check above).
-    std::vector<float> x(count);
-    {
-      const auto k = gpu100::random_ints(count, ctx.seed(), 1, 4);
-      for (size_t i = 0; i < count; ++i) x[i] = 0.25f * float(k[i]);
-    }
-    double ref = 0;
-    for (float v : x) ref += double(v);
+    const auto x = quarters(size_t(n), ctx.seed());
+    const double ref = sum_cpu(x);
     const bool exact = n <= kExactMaxN;
     if (exact)
       report.note(
           "n <= 2^22: every partial sum of the quarter-valued inputs is exact in fp32, so "
           "each version must equal the reference exactly (\"bound\" below is what larger "
           "n allows)");
-
     gpu100::DeviceBuffer<float> d_in(x);
     const size_t partials = size_t(gpu100::ceil_div<int64_t>(n, kBlock));
     gpu100::DeviceBuffer<float> d_a(partials), d_b(partials), d_out(1);
-    const double bytes = 4.0 * double(n);
 
     // Baseline: CUB's tuned two-kernel reduction on the same device array. Its temp storage is
     // allocated here, outside the timed region, like our scratch buffers.
     size_t temp_bytes = 0;
     CUDA_CHECK(cub::DeviceReduce::Sum(nullptr, temp_bytes, d_in.data(), d_out.data(), n));
     gpu100::DeviceBuffer<unsigned char> d_temp(std::max<size_t>(temp_bytes, 1));
-    auto cub_sum = [&](cudaStream_t s) {
-      CUDA_CHECK(
-          cub::DeviceReduce::Sum(d_temp.data(), temp_bytes, d_in.data(), d_out.data(), n, s));
-    };
-    d_out.poison();
-    cub_sum(nullptr);
-    CUDA_CHECK(cudaDeviceSynchronize());
-    const float cub_result = d_out.download()[0];
-    const auto cub_time = ctx.bench(cub_sum);
-    report.baseline("cub::DeviceReduce::Sum", cub_time, gpu100::gbps(bytes, cub_time.median_ms));
-    char line[160];
-    std::snprintf(line, sizeof line, "cub::DeviceReduce::Sum = %.9g, reference %.12g, rel err %.2e",
-                  double(cub_result), ref, std::fabs(double(cub_result) - ref) / ref);
-    report.note(line);
+    float cub_value = 0;
+    std::vector<gpu100::Measure> measures{
+        {.name = "cub::DeviceReduce::Sum",
+         .launch =
+             [&](cudaStream_t s) {
+               CUDA_CHECK(cub::DeviceReduce::Sum(d_temp.data(), temp_bytes, d_in.data(),
+                                                 d_out.data(), n, s));
+             },
+         .reset = [&] { d_out.poison(); },
+         // Exact where every order of additions is (CUB's order is its own); unchecked beyond.
+         .check =
+             [&] {
+               cub_value = d_out.download()[0];
+               return exact ? gpu100::compare(&cub_value, &ref, 1, gpu100::Tolerance::Exact())
+                            : gpu100::CheckResult{};
+             },
+         .work = 4.0 * double(n),
+         .role = gpu100::Role::baseline}};
 
-    const size_t smem = kBlock * sizeof(float);
     // Version 7's grid: as many blocks as the SMs hold at once (8 per SM where an SM runs 2048
     // threads), so every SM has loads in flight and no block waits for a second wave.
-    const auto& dev = ctx.device();
     const unsigned resident_grid =
         unsigned(dev.sm_count) * unsigned(std::max(1, dev.max_threads_per_sm / int(kBlock)));
-    const Version versions[] = {
-        {"divergent", reduce_divergent, kBlock, 0, smem},
-        {"strided_index", reduce_strided_index, kBlock, 0, smem},
-        {"sequential", reduce_sequential, kBlock, 0, smem},
-        {"add_on_load", reduce_add_on_load, 2 * kBlock, 0, smem},
-        {"unroll_warp", reduce_unroll_warp, 2 * kBlock, 0, smem},
-        {"full_unroll", reduce_full_unroll<kBlock>, 2 * kBlock, 0, 0},
-        {"multi_element", reduce_multi_element<kBlock>, 2 * kBlock, resident_grid, 0},
-    };
-
-    gpu100::Table bounds{"rounding bound (worst case gamma_h, see gpu100::summation_error_bound)",
-                         {"version", "passes", "h", "bound", "rel err"},
-                         {}};
-    for (const auto& v : versions) {
-      if (!ctx.want(v.name)) continue;
-      const auto passes = plan(v, n);
-      for (const Pass& p : passes)
-        if (int64_t(p.grid) > int64_t(ctx.device().max_grid_x))
-          throw std::runtime_error(std::string(v.name) + ": grid larger than the device allows");
-      const double h = additions_per_input(passes);
-      const double tol = gpu100::summation_error_bound(h, n);
-      float* result = nullptr;
-      auto launch = [&](cudaStream_t s) {
-        result = reduce(v, passes, d_in.data(), d_a.data(), d_b.data(), s);
-      };
-      d_a.poison();
-      d_b.poison();
-      launch(nullptr);
-      CUDA_CHECK(cudaDeviceSynchronize());
-      float got = 0;
-      CUDA_CHECK(cudaMemcpy(&got, result, sizeof(float), cudaMemcpyDeviceToHost));
-      const auto check = gpu100::compare(
-          &got, &ref, 1, exact ? gpu100::Tolerance::Exact() : gpu100::summation_tolerance(h, n));
-      const auto t = ctx.bench(launch);
-      report.add(v.name, t, gpu100::gbps(bytes, t.median_ms), check);
-      // The relative error itself (an exact check's rel_err is the fraction of unequal values).
-      bounds.add_row({v.name, int(passes.size()), h, tol, std::fabs(double(got) - ref) / ref});
+    std::vector<Run> runs(std::size(kVersions));
+    for (size_t i = 0; i < runs.size(); ++i) {
+      const Version& v = kVersions[i];
+      Run& r = runs[i];
+      r.passes = plan(v, n, resident_grid);
+      for (const Pass& p : r.passes)
+        if (ctx.want(v.name) && int64_t(p.grid) > int64_t(dev.max_grid_x))
+          throw std::runtime_error(fmt::format("{}: grid larger than the device allows", v.name));
+      r.h = additions_per_input(r.passes);
+      measures.push_back(
+          {.name = v.name,
+           .launch =
+               [&](cudaStream_t s) {
+                 r.result = reduce(v, r.passes, d_in.data(), d_a.data(), d_b.data(), s);
+               },
+           .reset =
+               [&] {
+                 d_a.poison();
+                 d_b.poison();
+               },
+           .check =
+               [&] {
+                 CUDA_CHECK(cudaMemcpy(&r.got, r.result, sizeof(float), cudaMemcpyDeviceToHost));
+                 return gpu100::compare(
+                     &r.got, &ref, 1,
+                     exact ? gpu100::Tolerance::Exact() : gpu100::summation_tolerance(r.h, n));
+               },
+           .work = 4.0 * double(n)});
     }
-    report.table(bounds);
+    ctx.measure_all(measures);
+    report.note(fmt::format("cub::DeviceReduce::Sum = {:.9g}, reference {:.12g}, rel err {:.2e}",
+                            cub_value, ref, std::fabs(double(cub_value) - ref) / ref));
+    report.table(bounds_table(runs, ref, n, ctx));
   });
 }
