@@ -20,29 +20,60 @@
 //                 change from run to run: fast, but not reproducible.
 //   segmented     a different problem in the same report: the sum of every row of a rows x cols
 //                 matrix. Up to 2048 columns a warp owns a row (shuffle with __shfl_xor_sync, no
-//                 shared memory at all); longer rows get a whole block each. Its GB/s are bytes of
-//                 the matrix / time; its CUB counterpart, cub::DeviceSegmentedReduce::Sum, is
-//                 timed on the same matrix and compared in a table of its own.
+//                 shared memory at all); longer rows get a whole block each. Its CUB
+//                 counterpart, cub::DeviceSegmentedReduce::Sum, is compared in a table of its own.
 //
 // Check: CPU sums in double. The inputs are quarters, k/4 with k in 1..4 (as on day 7): while a
 // sum has at most 2^22 terms (4 * terms <= 2^24, the fp32 significand) every partial sum is exact
 // in fp32 in any order, atomics included, so the check is exact and one lost or doubled element
-// fails. Longer sums round; then the tolerance is the worst-case rounding bound gamma_h of each
-// version's order of additions (see gpu100::summation_error_bound).
+// fails (CUB's full sum too). Longer sums round; then the tolerance is the worst-case rounding
+// bound gamma_h of each version's order of additions (see gpu100::summation_error_bound).
 //
 // Run:  build/bin/day008 [--n 134217735] [--rows 32771 --cols 2053] [--kernel float4,segmented]
+#include <fmt/core.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <cstdio>
 #include <cub/cub.cuh>
-#include <functional>
 #include <string>
 #include <vector>
 
 #include "gpu100/gpu100.h"
 
 namespace {
+
+constexpr int kBlock = 256;                // the full-sum kernels
+constexpr int kFinishBlock = 1024;         // the one-block second pass over the partials
+constexpr int kRowBlock = 256;             // the per-row kernels
+constexpr int64_t kWarpRowMaxCols = 2048;  // longer rows: a block per row
+// Sums of at most this many quarter-valued inputs are exact in fp32 (see Check above).
+constexpr int64_t kExactMaxTerms = int64_t(1) << 22;
+
+// ---- CPU reference ------------------------------------------------------------------------------
+// Inputs k/4, k uniform in 1..4: never zero, so every element counts, and short sums are exact.
+std::vector<float> quarters(size_t count, uint64_t seed) {
+  const auto k = gpu100::random_ints(count, seed, 1, 4);
+  std::vector<float> x(count);
+  for (size_t i = 0; i < count; ++i) x[i] = 0.25f * float(k[i]);
+  return x;
+}
+
+double sum_cpu(const std::vector<float>& x) {
+  double s = 0;
+  for (float v : x) s += double(v);
+  return s;
+}
+
+std::vector<double> row_sums_cpu(const std::vector<float>& m, int64_t rows, int64_t cols) {
+  std::vector<double> out(size_t(rows), 0.0);
+  for (int64_t r = 0; r < rows; ++r) {
+    double s = 0;
+    for (int64_t c = 0; c < cols; ++c) s += double(m[size_t(r * cols + c)]);
+    out[size_t(r)] = s;
+  }
+  return out;
+}
 
 // ---- warp and block reductions ----------------------------------------------------------------
 enum class Shuffle { Down, Xor };
@@ -87,11 +118,7 @@ __device__ __forceinline__ float block_sum(float v) {
   return v;
 }
 
-constexpr int kBlock = 256;         // the full-sum kernels
-constexpr int kFinishBlock = 1024;  // the one-block second pass over the partials
-constexpr int kUnroll = 4;          // independent float4 loads per thread per iteration
-// Sums of at most this many quarter-valued inputs are exact in fp32 (see Check above).
-constexpr int64_t kExactMaxTerms = int64_t(1) << 22;
+constexpr int kUnroll = 4;  // independent float4 loads per thread per iteration
 
 // ---- warp_shuffle: scalar grid-stride loads + block_sum -----------------------------------------
 // Also the second pass of warp_shuffle and float4 (one block of kFinishBlock over the partials).
@@ -193,23 +220,136 @@ __global__ void __launch_bounds__(BLOCK)
   }
 }
 
-constexpr int64_t kWarpRowMaxCols = 2048;  // longer rows: a block per row
+// ---- launchers ----------------------------------------------------------------------------------
+// The full sums: grids that fill the device, capped so that no block is left without work at
+// small n; partials of the first pass go to `partials`, the total to `result`.
+struct FullSum {
+  const float* in;
+  int64_t n;
+  float* partials;
+  float* result;
+  int64_t shuffle_grid, float4_grid;
+};
 
-// ---- host helpers -------------------------------------------------------------------------------
+FullSum full_sum(const float* in, int64_t n, float* result) {
+  const int64_t shuffle_grid =
+      std::min(int64_t(gpu100::resident_grid(sum_warp_shuffle<kBlock>, kBlock)),
+               gpu100::ceil_div<int64_t>(n, kBlock));
+  const int64_t float4_grid = std::min(
+      int64_t(gpu100::resident_grid(sum_float4<kBlock, kUnroll, Output::Partials>, kBlock)),
+      gpu100::ceil_div<int64_t>(n, 4 * kBlock));
+  return {in, n, nullptr, result, shuffle_grid, float4_grid};
+}
+
+// The second pass: one block sums `partials` values into the result.
+void finish(const FullSum& f, int64_t partials, cudaStream_t s) {
+  sum_warp_shuffle<kFinishBlock><<<1, kFinishBlock, 0, s>>>(f.partials, f.result, partials);
+  LAUNCH_CHECK();
+}
+
+void launch_warp_shuffle(const FullSum& f, cudaStream_t s) {
+  const int64_t grid = f.shuffle_grid;
+  sum_warp_shuffle<kBlock>
+      <<<unsigned(grid), kBlock, 0, s>>>(f.in, grid > 1 ? f.partials : f.result, f.n);
+  LAUNCH_CHECK();
+  if (grid > 1) finish(f, grid, s);
+}
+
+void launch_float4(const FullSum& f, cudaStream_t s) {
+  const int64_t grid = f.float4_grid;
+  sum_float4<kBlock, kUnroll, Output::Partials>
+      <<<unsigned(grid), kBlock, 0, s>>>(f.in, grid > 1 ? f.partials : f.result, f.n);
+  LAUNCH_CHECK();
+  if (grid > 1) finish(f, grid, s);
+}
+
+void launch_atomic(const FullSum& f, cudaStream_t s) {
+  CUDA_CHECK(cudaMemsetAsync(f.result, 0, sizeof(float), s));
+  sum_float4<kBlock, kUnroll, Output::Atomic>
+      <<<unsigned(f.float4_grid), kBlock, 0, s>>>(f.in, f.result, f.n);
+  LAUNCH_CHECK();
+}
+
+// Per-row sums: a warp per row up to kWarpRowMaxCols columns, a block per row beyond.
+struct RowSums {
+  bool warp_rows;
+  int64_t grid;
+};
+
+RowSums row_sums_shape(int64_t rows, int64_t cols) {
+  if (cols <= kWarpRowMaxCols)
+    return {true, std::min(int64_t(gpu100::resident_grid(row_sums_warp<kRowBlock>, kRowBlock)),
+                           gpu100::ceil_div<int64_t>(rows, kRowBlock / 32))};
+  return {false,
+          std::min(int64_t(gpu100::resident_grid(row_sums_block<kRowBlock>, kRowBlock)), rows)};
+}
+
+void launch_row_sums(const RowSums& shape, const float* m, float* out, int64_t rows, int64_t cols,
+                     cudaStream_t s) {
+  if (shape.warp_rows)
+    row_sums_warp<kRowBlock><<<unsigned(shape.grid), kRowBlock, 0, s>>>(m, out, rows, cols);
+  else
+    row_sums_block<kRowBlock><<<unsigned(shape.grid), kRowBlock, 0, s>>>(m, out, rows, cols);
+  LAUNCH_CHECK();
+}
+
+struct Version {
+  const char* name;
+  void (*launch)(const FullSum&, cudaStream_t);  // null: the segmented sum
+};
+const Version kVersions[] = {
+    {"warp_shuffle", launch_warp_shuffle},
+    {"float4", launch_float4},
+    {"atomic", launch_atomic},
+    {"segmented", nullptr},
+};
+
+// ---- analysis: the rounding bound of each version's order of additions -----------------------
 constexpr double kBlockSumLevels = 10;  // 5 shuffle levels within a warp + 5 over <= 32 warps
 
-// Inputs k/4, k uniform in 1..4: never zero, so every element counts, and short sums are exact.
-std::vector<float> quarters(size_t count, uint64_t seed) {
-  const auto k = gpu100::random_ints(count, seed, 1, 4);
-  std::vector<float> x(count);
-  for (size_t i = 0; i < count; ++i) x[i] = 0.25f * float(k[i]);
-  return x;
+// h per version: the values one thread adds in registers, the block_sum levels, and the second
+// pass (or, for atomic, the chain of up to `grid` atomicAdds into one float).
+double additions_per_input(const Version& v, const FullSum& f) {
+  auto second_pass = [](int64_t grid) {
+    return grid > 1 ? double(gpu100::ceil_div<int64_t>(grid, kFinishBlock)) + kBlockSumLevels : 0.0;
+  };
+  if (v.launch == launch_warp_shuffle)
+    return double(gpu100::ceil_div<int64_t>(f.n, f.shuffle_grid * kBlock)) + kBlockSumLevels +
+           second_pass(f.shuffle_grid);
+  // float4 loop: per element 2 adds inside its float4, at most ceil(n / (4 threads)) into its
+  // accumulator, kUnroll to add up the accumulators and 2 for the head and tail floats.
+  const double thread_h = double(gpu100::ceil_div<int64_t>(f.n, 4 * f.float4_grid * kBlock)) + 2 +
+                          kUnroll + 2 + kBlockSumLevels;
+  if (v.launch == launch_float4) return thread_h + second_pass(f.float4_grid);
+  return thread_h + double(f.float4_grid);  // atomic
+}
+
+// Per row: ceil(cols / threads_per_row) register adds, then the shuffle (and, for a block, the
+// warp-totals) levels.
+double additions_per_row_input(const RowSums& shape, int64_t cols) {
+  return double(gpu100::ceil_div<int64_t>(cols, shape.warp_rows ? 32 : kRowBlock)) +
+         kBlockSumLevels;
 }
 
 // Exact while the sum of `terms` quarters cannot round; the worst-case bound beyond.
 gpu100::Tolerance sum_tolerance(double h, int64_t terms) {
   return terms <= kExactMaxTerms ? gpu100::Tolerance::Exact()
                                  : gpu100::summation_tolerance(h, terms);
+}
+
+gpu100::Table segmented_table(const RowSums& shape, const gpu100::Measured& cub,
+                              const gpu100::Measured& own, double own_rel_err, double bytes) {
+  gpu100::Table t{fmt::format("segmented: per-row sums of the rows x cols matrix ({} per row)",
+                              shape.warp_rows ? "a warp" : "a block"),
+                  {"version", "median ms", "GB/s", "x cub::DeviceSegmentedReduce", "rel err"},
+                  {}};
+  const double cub_rate = gpu100::gbps(bytes, cub.time.median_ms);
+  const double own_rate = gpu100::gbps(bytes, own.time.median_ms);
+  t.add_row(
+      {"cub::DeviceSegmentedReduce::Sum", cub.time.median_ms, cub_rate, 1.0, cub.check.rel_err});
+  t.add_row({"segmented", own.time.median_ms, own_rate, cub_rate > 0 ? own_rate / cub_rate : 0.0,
+             own_rel_err});
+  return t;
 }
 
 }  // namespace
@@ -221,7 +361,7 @@ int main(int argc, char** argv) {
   cli.size("n", n, 1'000'003, "elements of the full sum");
   cli.size("rows", rows, 257, "rows of the segmented sum's matrix");
   cli.size("cols", cols, 1031, "columns of the segmented sum's matrix");
-  cli.kernels({"warp_shuffle", "float4", "atomic", "segmented"});
+  cli.kernels_of(kVersions);
   cli.device_bytes([&] {
     return 4.0 * double(n) + 4.0 * double(rows) * double(cols) + 16.0 * double(rows) +
            double(64 << 20);  // input, matrix, two row outputs + offsets, partials + CUB temp
@@ -229,195 +369,120 @@ int main(int argc, char** argv) {
 
   return gpu100::run(cli, argc, argv, [&](gpu100::Context& ctx) {
     auto& report = ctx.report();
-    const auto& dev = ctx.device();
-    report.problem("n", double(n));
-    report.problem("rows", double(rows));
-    report.problem("cols", double(cols));
     report.unit("GB/s");
-    report.limit("dram_gbps", dev.peak_dram_gbps(), "HBM peak");
+    report.limit("dram_gbps", ctx.device().peak_dram_gbps(), "HBM peak");
     report.intensity(1.0 / 4.0);  // one add per 4-byte element
 
-    // ---- full sum ----------------------------------------------------------------------------
+    // ---- full sum: CUB as the baseline, then the three versions -----------------------------
     const auto x = quarters(size_t(n), ctx.seed());
-    double ref = 0;
-    for (float v : x) ref += double(v);
+    const double ref = sum_cpu(x);
     if (n <= kExactMaxTerms)
       report.note(
           "n <= 2^22: every partial sum of the quarter-valued inputs is exact in fp32, so "
           "the full sums must equal the reference exactly (so must rows of <= 2^22 "
           "columns)");
     gpu100::DeviceBuffer<float> d_in(x), d_result(1);
-    const double bytes = 4.0 * double(n);
-
-    // Grids that fill the device, capped so that no block is left without work at small n.
-    const int64_t shuffle_grid =
-        std::min(int64_t(gpu100::resident_grid(sum_warp_shuffle<kBlock>, kBlock)),
-                 gpu100::ceil_div<int64_t>(n, kBlock));
-    const int64_t float4_grid = std::min(
-        int64_t(gpu100::resident_grid(sum_float4<kBlock, kUnroll, Output::Partials>, kBlock)),
-        gpu100::ceil_div<int64_t>(n, 4 * kBlock));
-    gpu100::DeviceBuffer<float> d_partials(size_t(std::max(shuffle_grid, float4_grid)));
+    FullSum f = full_sum(d_in.data(), n, d_result.data());
+    gpu100::DeviceBuffer<float> d_partials(size_t(std::max(f.shuffle_grid, f.float4_grid)));
+    f.partials = d_partials.data();
 
     size_t temp_bytes = 0;
     CUDA_CHECK(cub::DeviceReduce::Sum(nullptr, temp_bytes, d_in.data(), d_result.data(), n));
     gpu100::DeviceBuffer<unsigned char> d_temp(std::max<size_t>(temp_bytes, 1));
-    auto cub_sum = [&](cudaStream_t s) {
-      CUDA_CHECK(
-          cub::DeviceReduce::Sum(d_temp.data(), temp_bytes, d_in.data(), d_result.data(), n, s));
-    };
-    d_result.poison();
-    cub_sum(nullptr);
-    CUDA_CHECK(cudaDeviceSynchronize());
-    const double cub_value = d_result.download()[0];
-    const auto cub_time = ctx.bench(cub_sum);
-    report.baseline("cub::DeviceReduce::Sum", cub_time, gpu100::gbps(bytes, cub_time.median_ms));
-    report.note(
-        gpu100::format_doubles("cub::DeviceReduce::Sum = %.9g, reference %.12g, rel err %.2e",
-                               cub_value, ref, std::fabs(cub_value - ref) / ref));
-
-    // The second pass: one block sums `partials` values into the result.
-    auto finish = [&](int64_t partials, cudaStream_t s) {
-      sum_warp_shuffle<kFinishBlock>
-          <<<1, kFinishBlock, 0, s>>>(d_partials.data(), d_result.data(), partials);
-      LAUNCH_CHECK();
-    };
-    auto run_full = [&](const char* name, double h,
-                        const std::function<void(cudaStream_t)>& launch) {
-      d_result.poison();
-      d_partials.poison();
-      launch(nullptr);
-      CUDA_CHECK(cudaDeviceSynchronize());
-      const float got = d_result.download()[0];
-      const auto check = gpu100::compare(&got, &ref, 1, sum_tolerance(h, n));
-      const auto t = ctx.bench(launch);
-      report.add(name, t, gpu100::gbps(bytes, t.median_ms), check);
-    };
-
-    // h per version: the values one thread adds in registers, the block_sum levels, and the
-    // second pass (or, for atomic, the chain of up to `grid` atomicAdds into one float).
-    if (ctx.want("warp_shuffle")) {
-      const int64_t grid = shuffle_grid;
-      const double h =
-          double(gpu100::ceil_div<int64_t>(n, grid * kBlock)) + kBlockSumLevels +
-          (grid > 1 ? double(gpu100::ceil_div<int64_t>(grid, kFinishBlock)) + kBlockSumLevels
-                    : 0.0);
-      run_full("warp_shuffle", h, [&](cudaStream_t s) {
-        float* out = grid > 1 ? d_partials.data() : d_result.data();
-        sum_warp_shuffle<kBlock><<<unsigned(grid), kBlock, 0, s>>>(d_in.data(), out, n);
-        LAUNCH_CHECK();
-        if (grid > 1) finish(grid, s);
-      });
+    float cub_value = 0;
+    std::vector<gpu100::Measure> full{
+        {.name = "cub::DeviceReduce::Sum",
+         .launch =
+             [&](cudaStream_t s) {
+               CUDA_CHECK(cub::DeviceReduce::Sum(d_temp.data(), temp_bytes, d_in.data(),
+                                                 d_result.data(), n, s));
+             },
+         .reset = [&] { d_result.poison(); },
+         // Exact where every order of additions is (CUB's order is its own); unchecked beyond.
+         .check =
+             [&] {
+               cub_value = d_result.download()[0];
+               return n <= kExactMaxTerms
+                          ? gpu100::compare(&cub_value, &ref, 1, gpu100::Tolerance::Exact())
+                          : gpu100::CheckResult{};
+             },
+         .work = 4.0 * double(n),
+         .role = gpu100::Role::baseline}};
+    for (const Version& v : kVersions) {
+      if (!v.launch) continue;
+      full.push_back({.name = v.name,
+                      .launch = [&](cudaStream_t s) { v.launch(f, s); },
+                      .reset =
+                          [&] {
+                            d_result.poison();
+                            d_partials.poison();
+                          },
+                      .check =
+                          [&, tol = sum_tolerance(additions_per_input(v, f), n)] {
+                            const float got = d_result.download()[0];
+                            return gpu100::compare(&got, &ref, 1, tol);
+                          },
+                      .work = 4.0 * double(n)});
     }
-    // float4 loop: per element 2 adds inside its float4, at most ceil(n / (4 threads)) into its
-    // accumulator, kUnroll to add up the accumulators and 2 for the head and tail floats.
-    const double float4_thread_h = double(gpu100::ceil_div<int64_t>(n, 4 * float4_grid * kBlock)) +
-                                   2 + kUnroll + 2 + kBlockSumLevels;
-    if (ctx.want("float4")) {
-      const int64_t grid = float4_grid;
-      const double h =
-          float4_thread_h +
-          (grid > 1 ? double(gpu100::ceil_div<int64_t>(grid, kFinishBlock)) + kBlockSumLevels
-                    : 0.0);
-      run_full("float4", h, [&](cudaStream_t s) {
-        float* out = grid > 1 ? d_partials.data() : d_result.data();
-        sum_float4<kBlock, kUnroll, Output::Partials>
-            <<<unsigned(grid), kBlock, 0, s>>>(d_in.data(), out, n);
-        LAUNCH_CHECK();
-        if (grid > 1) finish(grid, s);
-      });
-    }
-    if (ctx.want("atomic")) {
-      const int64_t grid = float4_grid;
-      run_full("atomic", float4_thread_h + double(grid), [&](cudaStream_t s) {
-        CUDA_CHECK(cudaMemsetAsync(d_result.data(), 0, sizeof(float), s));
-        sum_float4<kBlock, kUnroll, Output::Atomic>
-            <<<unsigned(grid), kBlock, 0, s>>>(d_in.data(), d_result.data(), n);
-        LAUNCH_CHECK();
-      });
-    }
+    ctx.measure_all(full);
+    report.note(fmt::format("cub::DeviceReduce::Sum = {:.9g}, reference {:.12g}, rel err {:.2e}",
+                            cub_value, ref, std::fabs(double(cub_value) - ref) / ref));
 
     // ---- segmented: per-row sums of a rows x cols matrix ------------------------------------
-    if (ctx.want("segmented")) {
-      const int64_t elems = rows * cols;
-      const auto m = quarters(size_t(elems), ctx.seed() + 1);
-      std::vector<double> row_ref(size_t(rows), 0.0);
-      for (int64_t r = 0; r < rows; ++r) {
-        double s = 0;
-        for (int64_t c = 0; c < cols; ++c) s += double(m[size_t(r * cols + c)]);
-        row_ref[size_t(r)] = s;
-      }
-      gpu100::DeviceBuffer<float> d_m(m), d_rows{size_t(rows)}, d_cub_rows{size_t(rows)};
-      const double seg_bytes = 4.0 * double(elems);
+    if (!ctx.want("segmented")) return;
+    const auto m = quarters(size_t(rows * cols), ctx.seed() + 1);
+    const auto row_ref = row_sums_cpu(m, rows, cols);
+    gpu100::DeviceBuffer<float> d_m(m), d_rows{size_t(rows)}, d_cub_rows{size_t(rows)};
+    const double seg_bytes = 4.0 * double(rows * cols);
 
-      // CUB's segmented reduction takes begin/end offsets; rows are contiguous, so one array of
-      // rows + 1 offsets serves as both (begin = offsets, end = offsets + 1).
-      std::vector<int64_t> offsets(size_t(rows) + 1);
-      for (int64_t r = 0; r <= rows; ++r) offsets[size_t(r)] = r * cols;
-      gpu100::DeviceBuffer<int64_t> d_offsets(offsets);
-      size_t seg_temp_bytes = 0;
-      CUDA_CHECK(cub::DeviceSegmentedReduce::Sum(nullptr, seg_temp_bytes, d_m.data(),
-                                                 d_cub_rows.data(), rows, d_offsets.data(),
-                                                 d_offsets.data() + 1));
-      gpu100::DeviceBuffer<unsigned char> d_seg_temp(std::max<size_t>(seg_temp_bytes, 1));
-      auto cub_rows = [&](cudaStream_t s) {
-        CUDA_CHECK(cub::DeviceSegmentedReduce::Sum(d_seg_temp.data(), seg_temp_bytes, d_m.data(),
-                                                   d_cub_rows.data(), rows, d_offsets.data(),
-                                                   d_offsets.data() + 1, s));
-      };
-      d_cub_rows.poison();
-      cub_rows(nullptr);
-      CUDA_CHECK(cudaDeviceSynchronize());
-      const auto cub_row_check =
-          gpu100::compare(d_cub_rows.download(), row_ref, gpu100::Tolerance::FP32());
-      const auto cub_seg_time = ctx.bench(cub_rows);
-      const double cub_seg_rate = gpu100::gbps(seg_bytes, cub_seg_time.median_ms);
+    // CUB's segmented reduction takes begin/end offsets; rows are contiguous, so one array of
+    // rows + 1 offsets serves as both (begin = offsets, end = offsets + 1).
+    std::vector<int64_t> offsets(size_t(rows) + 1);
+    for (int64_t r = 0; r <= rows; ++r) offsets[size_t(r)] = r * cols;
+    gpu100::DeviceBuffer<int64_t> d_offsets(offsets);
+    size_t seg_temp_bytes = 0;
+    CUDA_CHECK(cub::DeviceSegmentedReduce::Sum(nullptr, seg_temp_bytes, d_m.data(),
+                                               d_cub_rows.data(), rows, d_offsets.data(),
+                                               d_offsets.data() + 1));
+    gpu100::DeviceBuffer<unsigned char> d_seg_temp(std::max<size_t>(seg_temp_bytes, 1));
+    // CUB's row sums are a point of the segmented table (the full sum's CUB is the baseline).
+    const gpu100::Measured cub_rows = ctx.measure(
+        {.name = "cub::DeviceSegmentedReduce::Sum",
+         .launch =
+             [&](cudaStream_t s) {
+               CUDA_CHECK(cub::DeviceSegmentedReduce::Sum(
+                   d_seg_temp.data(), seg_temp_bytes, d_m.data(), d_cub_rows.data(), rows,
+                   d_offsets.data(), d_offsets.data() + 1, s));
+             },
+         .reset = [&] { d_cub_rows.poison(); },
+         .check =
+             [&] {
+               return gpu100::compare(d_cub_rows.download(), row_ref, gpu100::Tolerance::FP32());
+             },
+         .work = seg_bytes,
+         .role = gpu100::Role::point});
 
-      const bool warp_rows = cols <= kWarpRowMaxCols;
-      constexpr int kRowBlock = 256;
-      const int64_t threads_per_row = warp_rows ? 32 : kRowBlock;
-      int64_t grid = 0;
-      if (warp_rows)
-        grid = std::min(int64_t(gpu100::resident_grid(row_sums_warp<kRowBlock>, kRowBlock)),
-                        gpu100::ceil_div<int64_t>(rows, kRowBlock / 32));
-      else
-        grid = std::min(int64_t(gpu100::resident_grid(row_sums_block<kRowBlock>, kRowBlock)), rows);
-      auto launch = [&](cudaStream_t s) {
-        if (warp_rows)
-          row_sums_warp<kRowBlock>
-              <<<unsigned(grid), kRowBlock, 0, s>>>(d_m.data(), d_rows.data(), rows, cols);
-        else
-          row_sums_block<kRowBlock>
-              <<<unsigned(grid), kRowBlock, 0, s>>>(d_m.data(), d_rows.data(), rows, cols);
-        LAUNCH_CHECK();
-      };
-      // Per row: ceil(cols / threads_per_row) register adds, then the shuffle (and, for a block,
-      // the warp-totals) levels.
-      const double h = double(gpu100::ceil_div<int64_t>(cols, threads_per_row)) + kBlockSumLevels;
-      d_rows.poison();
-      launch(nullptr);
-      CUDA_CHECK(cudaDeviceSynchronize());
-      const auto got_rows = d_rows.download();
-      const auto check = gpu100::compare(got_rows, row_ref, sum_tolerance(h, cols));
-      // The table's error column: the relative L2 error for both rows (an exact check's rel_err
-      // is the fraction of unequal rows instead).
-      const double rel_err = gpu100::compare(got_rows, row_ref, gpu100::Tolerance::FP32()).rel_err;
-      const auto t = ctx.bench(launch);
-      const double rate = gpu100::gbps(seg_bytes, t.median_ms);
-      report.add("segmented", t, rate, check);
-
-      gpu100::Table seg{"segmented: per-row sums of the rows x cols matrix (" +
-                            std::string(warp_rows ? "a warp" : "a block") + " per row)",
-                        {"version", "median ms", "GB/s", "x cub::DeviceSegmentedReduce", "rel err"},
-                        {}};
-      seg.add_row({"cub::DeviceSegmentedReduce::Sum", cub_seg_time.median_ms, cub_seg_rate, 1.0,
-                   cub_row_check.rel_err});
-      seg.add_row(
-          {"segmented", t.median_ms, rate, cub_seg_rate > 0 ? rate / cub_seg_rate : 0.0, rel_err});
-      report.table(seg);
-      report.note(
-          "segmented sums a different array (the matrix) than the full-sum versions; its "
-          "\"x cub::DeviceReduce::Sum\" compares bandwidths only. Its CUB counterpart is "
-          "in the table below.");
-    }
+    const RowSums shape = row_sums_shape(rows, cols);
+    double rel_err = 0;  // the relative L2 error, for the table (an exact check's is a fraction)
+    const gpu100::Measured own = ctx.measure(
+        {.name = "segmented",
+         .launch =
+             [&](cudaStream_t s) {
+               launch_row_sums(shape, d_m.data(), d_rows.data(), rows, cols, s);
+             },
+         .reset = [&] { d_rows.poison(); },
+         .check =
+             [&] {
+               const auto got = d_rows.download();
+               rel_err = gpu100::compare(got, row_ref, gpu100::Tolerance::FP32()).rel_err;
+               return gpu100::compare(got, row_ref,
+                                      sum_tolerance(additions_per_row_input(shape, cols), cols));
+             },
+         .work = seg_bytes});
+    report.table(segmented_table(shape, cub_rows, own, rel_err, seg_bytes));
+    report.note(
+        "segmented sums a different array (the matrix) than the full-sum versions; its "
+        "\"x cub::DeviceReduce::Sum\" compares bandwidths only. Its CUB counterpart is "
+        "in the table below.");
   });
 }
