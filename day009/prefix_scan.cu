@@ -27,16 +27,19 @@
 //                       copy; the hierarchical versions move about 16 (the offset pass re-reads
 //                       and re-writes the output).
 //
-// Check: exact, against a sequential CPU scan. Inputs are integers in 0..3, so every prefix is at
-// most 3n; --n is limited to (2^31 - 1) / 3 = 715827882 so that no prefix overflows int32.
+// Check: exact, against a sequential CPU scan (the CUB baseline too). Inputs are integers in
+// 0..3, so every prefix is at most 3n; --n is limited to (2^31 - 1) / 3 = 715827882 so that no
+// prefix overflows int32.
 //
 // Run:  build/bin/day009 [--n 134217739] [--kernel three_phase,decoupled_lookback] [--json f]
+#include <fmt/core.h>
+
 #include <algorithm>
 #include <climits>
 #include <cstdint>
 #include <cub/cub.cuh>
 #include <cuda/atomic>
-#include <functional>
+#include <iterator>
 #include <stdexcept>
 #include <vector>
 
@@ -46,6 +49,17 @@ namespace {
 
 constexpr int kMaxValue = 3;                               // inputs are 0..kMaxValue
 constexpr int64_t kMaxN = int64_t(INT32_MAX) / kMaxValue;  // every prefix fits in int32
+
+// ---- CPU reference ------------------------------------------------------------------------------
+std::vector<int> scan_cpu(const std::vector<int32_t>& x) {
+  std::vector<int> out(x.size());
+  int64_t running = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    running += x[i];
+    out[i] = int(running);  // <= 3n <= INT32_MAX by the bound on --n
+  }
+  return out;
+}
 
 // ---- block-level scans --------------------------------------------------------------------------
 // Kogge-Stone inclusive scan of one value per thread over a block of BLOCK threads. Each step
@@ -280,7 +294,7 @@ __global__ void __launch_bounds__(BLOCK)
   }
 }
 
-// ---- host side ----------------------------------------------------------------------------------
+// ---- launchers ----------------------------------------------------------------------------------
 constexpr int kKoggeStoneBlock = 512;
 constexpr int kBrentKungBlock = 512;
 constexpr int kCoarseBlock = 256, kCoarseItems = 16;  // tiles of 4096
@@ -319,6 +333,24 @@ void scan_hierarchical(const Hierarchical& v, const int* in, int* out, int64_t n
   LAUNCH_CHECK();
 }
 
+void launch_decoupled_lookback(const int* in, int* out, int64_t n, unsigned long long* state,
+                               size_t state_bytes, cudaStream_t s) {
+  constexpr int kTile = kCoarseBlock * kCoarseItems;
+  // Resetting the counter and the tile states is part of every scan (CUB does the same with a
+  // small init kernel), so it is inside the timed region.
+  CUDA_CHECK(cudaMemsetAsync(state, 0, state_bytes, s));
+  scan_decoupled_lookback<kCoarseBlock, kCoarseItems>
+      <<<unsigned(gpu100::ceil_div<int64_t>(n, kTile)), kCoarseBlock, 0, s>>>(in, out, n, state);
+  LAUNCH_CHECK();
+}
+
+const Hierarchical kHierarchical[] = {
+    {"kogge_stone", scan_tiles_kogge_stone<kKoggeStoneBlock>, kKoggeStoneBlock, kKoggeStoneBlock},
+    {"brent_kung", scan_tiles_brent_kung<kBrentKungBlock>, kBrentKungBlock, 2 * kBrentKungBlock},
+    {"three_phase", scan_tiles_three_phase<kCoarseBlock, kCoarseItems>, kCoarseBlock,
+     kCoarseBlock* kCoarseItems},
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -333,88 +365,74 @@ int main(int argc, char** argv) {
 
   return gpu100::run(cli, argc, argv, [&](gpu100::Context& ctx) {
     auto& report = ctx.report();
-    report.problem("n", double(n));
     report.unit("GB/s");
     report.limit("dram_gbps", ctx.device().peak_dram_gbps(), "HBM peak");
     report.intensity(1.0 / 8.0);  // one add per 8 bytes (read in, write out)
 
-    const size_t count = size_t(n);
-    const auto x = gpu100::random_ints(count, ctx.seed(), 0, kMaxValue);
-    std::vector<int> ref(count);
-    int64_t running = 0;
-    for (size_t i = 0; i < count; ++i) {
-      running += x[i];
-      ref[i] = int(running);  // <= 3n <= INT32_MAX by the bound on --n
-    }
-
-    gpu100::DeviceBuffer<int> d_in(x), d_out(count);
-    const double bytes = 8.0 * double(n);  // read every input and write every output once
-    const int grid_limit = ctx.device().max_grid_x;
-    if (gpu100::ceil_div<int64_t>(n, kKoggeStoneBlock) > grid_limit)
+    const auto x = gpu100::random_ints(size_t(n), ctx.seed(), 0, kMaxValue);
+    const auto ref = scan_cpu(x);
+    gpu100::DeviceBuffer<int> d_in(x), d_out{size_t(n)}, d_cub{size_t(n)};
+    if (gpu100::ceil_div<int64_t>(n, kKoggeStoneBlock) > ctx.device().max_grid_x)
       throw std::runtime_error("n needs more blocks than the grid allows");
+    const double bytes = 8.0 * double(n);  // read every input and write every output once
+    auto check = [&](const gpu100::DeviceBuffer<int>& out) {
+      return [&ref, out = &out] { return gpu100::compare_exact(out->download(), ref); };
+    };
 
     // Baseline: CUB's single-pass decoupled look-back scan, temp storage allocated up front.
-    {
-      gpu100::DeviceBuffer<int> d_cub(count);
-      size_t temp_bytes = 0;
-      // n <= kMaxN < 2^31, so a 32-bit item count is enough (and selects CUB's 32-bit offsets).
-      const int cub_n = int(n);
-      CUDA_CHECK(
-          cub::DeviceScan::InclusiveSum(nullptr, temp_bytes, d_in.data(), d_cub.data(), cub_n));
-      gpu100::DeviceBuffer<unsigned char> d_temp(std::max<size_t>(temp_bytes, 1));
-      auto cub_scan = [&](cudaStream_t s) {
-        CUDA_CHECK(cub::DeviceScan::InclusiveSum(d_temp.data(), temp_bytes, d_in.data(),
-                                                 d_cub.data(), cub_n, s));
-      };
-      d_cub.poison();
-      cub_scan(nullptr);
-      CUDA_CHECK(cudaDeviceSynchronize());
-      const auto cub_check = gpu100::compare_exact(d_cub.download(), ref);
-      const auto t = ctx.bench(cub_scan);
-      report.baseline("cub::DeviceScan::InclusiveSum", t, gpu100::gbps(bytes, t.median_ms));
-      report.note(std::string("cub::DeviceScan::InclusiveSum output: ") +
-                  (cub_check.pass ? "equal to the CPU scan" : cub_check.describe()));
+    // n <= kMaxN < 2^31, so a 32-bit item count is enough (and selects CUB's 32-bit offsets).
+    const int cub_n = int(n);
+    size_t temp_bytes = 0;
+    CUDA_CHECK(
+        cub::DeviceScan::InclusiveSum(nullptr, temp_bytes, d_in.data(), d_cub.data(), cub_n));
+    gpu100::DeviceBuffer<unsigned char> d_temp(std::max<size_t>(temp_bytes, 1));
+    std::vector<gpu100::Measure> runs{
+        {.name = "cub::DeviceScan::InclusiveSum",
+         .launch =
+             [&](cudaStream_t s) {
+               CUDA_CHECK(cub::DeviceScan::InclusiveSum(d_temp.data(), temp_bytes, d_in.data(),
+                                                        d_cub.data(), cub_n, s));
+             },
+         .reset = [&] { d_cub.poison(); },
+         .check = check(d_cub),
+         .work = bytes,
+         .role = gpu100::Role::baseline}};
+
+    // Each hierarchical version's scratch: the tile totals of every level.
+    std::vector<Levels> levels;
+    for (const Hierarchical& v : kHierarchical) levels.emplace_back(n, v.tile);
+    for (size_t i = 0; i < std::size(kHierarchical); ++i) {
+      runs.push_back({.name = kHierarchical[i].name,
+                      .launch =
+                          [&, i](cudaStream_t s) {
+                            scan_hierarchical(kHierarchical[i], d_in.data(), d_out.data(), n,
+                                              levels[i], 0, s);
+                          },
+                      .reset = [&] { d_out.poison(); },
+                      .check = check(d_out),
+                      .work = bytes});
     }
+    constexpr int kLookbackTile = kCoarseBlock * kCoarseItems;
+    gpu100::DeviceBuffer<unsigned long long> d_state(
+        size_t(gpu100::ceil_div<int64_t>(n, kLookbackTile)) + 1);
+    runs.push_back({.name = "decoupled_lookback",
+                    .launch =
+                        [&](cudaStream_t s) {
+                          launch_decoupled_lookback(d_in.data(), d_out.data(), n, d_state.data(),
+                                                    d_state.bytes(), s);
+                        },
+                    .reset = [&] { d_out.poison(); },
+                    .check = check(d_out),
+                    .work = bytes});
+    ctx.measure_all(runs);
 
-    auto measure = [&](const char* name, const std::function<void(cudaStream_t)>& launch) {
-      ctx.run_version(
-          name, launch, [&] { d_out.poison(); },
-          [&] { return gpu100::compare_exact(d_out.download(), ref); }, bytes);
-    };
-
-    const Hierarchical hierarchical[] = {
-        {"kogge_stone", scan_tiles_kogge_stone<kKoggeStoneBlock>, kKoggeStoneBlock,
-         kKoggeStoneBlock},
-        {"brent_kung", scan_tiles_brent_kung<kBrentKungBlock>, kBrentKungBlock,
-         2 * kBrentKungBlock},
-        {"three_phase", scan_tiles_three_phase<kCoarseBlock, kCoarseItems>, kCoarseBlock,
-         kCoarseBlock * kCoarseItems},
-    };
     gpu100::Table shape{"launch shape", {"version", "tile", "levels", "kernel launches"}, {}};
-    for (const auto& v : hierarchical) {
-      if (!ctx.want(v.name)) continue;
-      Levels levels(n, v.tile);
-      measure(v.name, [&](cudaStream_t s) {
-        scan_hierarchical(v, d_in.data(), d_out.data(), n, levels, 0, s);
-      });
-      const int deep = int(levels.sums.size());
-      shape.add_row({v.name, v.tile, deep + 1, 2 * deep + 1});
+    for (size_t i = 0; i < std::size(kHierarchical); ++i) {
+      if (!ctx.want(kHierarchical[i].name)) continue;
+      const int deep = int(levels[i].sums.size());
+      shape.add_row({kHierarchical[i].name, kHierarchical[i].tile, deep + 1, 2 * deep + 1});
     }
-
-    if (ctx.want("decoupled_lookback")) {
-      constexpr int kTile = kCoarseBlock * kCoarseItems;
-      const int64_t tiles = gpu100::ceil_div<int64_t>(n, kTile);
-      gpu100::DeviceBuffer<unsigned long long> d_state(size_t(tiles) + 1);
-      measure("decoupled_lookback", [&](cudaStream_t s) {
-        // Resetting the counter and the tile states is part of every scan (CUB does the same
-        // with a small init kernel), so it is inside the timed region.
-        CUDA_CHECK(cudaMemsetAsync(d_state.data(), 0, d_state.bytes(), s));
-        scan_decoupled_lookback<kCoarseBlock, kCoarseItems>
-            <<<unsigned(tiles), kCoarseBlock, 0, s>>>(d_in.data(), d_out.data(), n, d_state.data());
-        LAUNCH_CHECK();
-      });
-      shape.add_row({"decoupled_lookback", kTile, 1, 1});
-    }
+    if (ctx.want("decoupled_lookback")) shape.add_row({"decoupled_lookback", kLookbackTile, 1, 1});
     report.table(shape);
   });
 }
