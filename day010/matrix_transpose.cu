@@ -35,8 +35,6 @@
 // Run:  build/bin/day010 [--rows 12289 --cols 8191] [--kernel padded,coarsened] [--json out.json]
 #include <algorithm>
 #include <cstdint>
-#include <cstdio>
-#include <functional>
 #include <stdexcept>
 #include <vector>
 
@@ -49,7 +47,19 @@ constexpr int kNaiveRows = 8;    // naive block: 32 x 8 threads
 constexpr int kCoarseRows = 8;   // coarsened block: 32 x 8 threads, 4 elements each
 constexpr int kCoarse8Rows = 4;  // coarsened8 block: 32 x 4 threads, 8 elements each
 
-// ---------------------------------------------------------------------------------------------
+// ---- CPU reference ------------------------------------------------------------------------------
+std::vector<float> transpose_cpu(const std::vector<float>& in, int64_t rows, int64_t cols) {
+  std::vector<float> out(in.size());
+  constexpr int64_t B = 64;  // blocked, so neither side strides through memory for long
+  for (int64_t rb = 0; rb < rows; rb += B)
+    for (int64_t cb = 0; cb < cols; cb += B)
+      for (int64_t r = rb; r < std::min(rb + B, rows); ++r)
+        for (int64_t c = cb; c < std::min(cb + B, cols); ++c)
+          out[size_t(c * rows + r)] = in[size_t(r * cols + c)];
+  return out;
+}
+
+// ---- kernels ------------------------------------------------------------------------------------
 // naive: block (32, kNaiveRows); grid (ceil(cols / 32), min(ceil(rows / 8), 65535)), looping
 // over rows when the matrix is taller than the grid.
 __global__ void transpose_naive(const float* __restrict__ in, float* __restrict__ out, int64_t rows,
@@ -96,16 +106,36 @@ __global__ void __launch_bounds__((kTile * kBlockRows))
   }
 }
 
-std::vector<float> transpose_cpu(const std::vector<float>& in, int64_t rows, int64_t cols) {
-  std::vector<float> out(in.size());
-  constexpr int64_t B = 64;  // blocked, so neither side strides through memory for long
-  for (int64_t rb = 0; rb < rows; rb += B)
-    for (int64_t cb = 0; cb < cols; cb += B)
-      for (int64_t r = rb; r < std::min(rb + B, rows); ++r)
-        for (int64_t c = cb; c < std::min(cb + B, cols); ++c)
-          out[size_t(c * rows + r)] = in[size_t(r * cols + c)];
-  return out;
+// ---- launchers ----------------------------------------------------------------------------------
+void launch_naive(const float* in, float* out, int64_t rows, int64_t cols, cudaStream_t s) {
+  const dim3 grid(gpu100::grid_for(cols, kTile),  // 32 columns per block, like a tile
+                  unsigned(std::min<int64_t>(gpu100::ceil_div<int64_t>(rows, kNaiveRows),
+                                             int64_t(gpu100::kMaxGridDimY))));
+  transpose_naive<<<grid, dim3(kTile, kNaiveRows), 0, s>>>(in, out, rows, cols);
+  LAUNCH_CHECK();
 }
+
+// One block per tile, numbered along the tile rows of `in` (tiles <= gridDim.x: main checks).
+template <int kPad, int kBlockRows>
+void launch_tiled(const float* in, float* out, int64_t rows, int64_t cols, cudaStream_t s) {
+  const int64_t tiles_x = gpu100::ceil_div<int64_t>(cols, kTile);
+  const int64_t tiles = tiles_x * gpu100::ceil_div<int64_t>(rows, kTile);
+  transpose_tiled<kPad, kBlockRows>
+      <<<unsigned(tiles), dim3(kTile, kBlockRows), 0, s>>>(in, out, rows, cols, unsigned(tiles_x));
+  LAUNCH_CHECK();
+}
+
+struct Version {
+  const char* name;
+  void (*launch)(const float* in, float* out, int64_t rows, int64_t cols, cudaStream_t s);
+};
+const Version kVersions[] = {
+    {"naive", launch_naive},
+    {"shared_tiled", launch_tiled<0, kTile>},
+    {"padded", launch_tiled<1, kTile>},
+    {"coarsened", launch_tiled<1, kCoarseRows>},
+    {"coarsened8", launch_tiled<1, kCoarse8Rows>},
+};
 
 }  // namespace
 
@@ -116,77 +146,34 @@ int main(int argc, char** argv) {
   int64_t rows = 12289, cols = 8191;
   cli.size("rows", rows, 67, "rows of the input matrix");
   cli.size("cols", cols, 131, "columns of the input matrix");
-  cli.kernels({"naive", "shared_tiled", "padded", "coarsened", "coarsened8"});
+  cli.kernels_of(kVersions);
   // Input + output + the copy baseline's two buffers, 4 bytes per element each.
   cli.device_bytes([&] { return 16.0 * double(rows) * double(cols); });
 
   return gpu100::run(cli, argc, argv, [&](gpu100::Context& ctx) {
     auto& report = ctx.report();
     const int64_t n = rows * cols;
-    report.problem("rows", double(rows));
-    report.problem("cols", double(cols));
     report.unit("GB/s");
     report.limit("dram_gbps", ctx.device().peak_dram_gbps(), "HBM peak");
-
-    const size_t count = size_t(n);
-    const auto a = gpu100::random_floats(count, ctx.seed(), -1.0f, 1.0f);
-    const auto ref = transpose_cpu(a, rows, cols);
-
-    gpu100::DeviceBuffer<float> d_in(a), d_out(count);
-    ctx.copy_baseline(count * sizeof(float));  // same bytes read and written as a transpose
-    const double bytes = 2.0 * double(n) * sizeof(float);
-
-    const int64_t tiles_x64 = gpu100::ceil_div<int64_t>(cols, kTile);
-    const int64_t tiles = tiles_x64 * gpu100::ceil_div<int64_t>(rows, kTile);
+    const int64_t tiles =
+        gpu100::ceil_div<int64_t>(cols, kTile) * gpu100::ceil_div<int64_t>(rows, kTile);
     if (tiles > int64_t(ctx.device().max_grid_x))
       throw std::invalid_argument("matrix has more 32 x 32 tiles than gridDim.x allows");
-    const unsigned tiles_x = unsigned(tiles_x64);  // <= tiles <= 2^31 - 1
-    const unsigned naive_grid_x = tiles_x;         // 32 columns per block, like a tile
-    const unsigned naive_grid_y = unsigned(std::min<int64_t>(
-        gpu100::ceil_div<int64_t>(rows, kNaiveRows), int64_t(gpu100::kMaxGridDimY)));
 
-    const float* in = d_in.data();
-    float* out = d_out.data();
-    struct Version {
-      const char* name;
-      std::function<void(cudaStream_t)> launch;
-    };
-    const Version versions[] = {
-        {"naive",
-         [&](cudaStream_t s) {
-           transpose_naive<<<dim3(naive_grid_x, naive_grid_y), dim3(kTile, kNaiveRows), 0, s>>>(
-               in, out, rows, cols);
-           LAUNCH_CHECK();
-         }},
-        {"shared_tiled",
-         [&](cudaStream_t s) {
-           transpose_tiled<0, kTile>
-               <<<unsigned(tiles), dim3(kTile, kTile), 0, s>>>(in, out, rows, cols, tiles_x);
-           LAUNCH_CHECK();
-         }},
-        {"padded",
-         [&](cudaStream_t s) {
-           transpose_tiled<1, kTile>
-               <<<unsigned(tiles), dim3(kTile, kTile), 0, s>>>(in, out, rows, cols, tiles_x);
-           LAUNCH_CHECK();
-         }},
-        {"coarsened",
-         [&](cudaStream_t s) {
-           transpose_tiled<1, kCoarseRows>
-               <<<unsigned(tiles), dim3(kTile, kCoarseRows), 0, s>>>(in, out, rows, cols, tiles_x);
-           LAUNCH_CHECK();
-         }},
-        {"coarsened8",
-         [&](cudaStream_t s) {
-           transpose_tiled<1, kCoarse8Rows>
-               <<<unsigned(tiles), dim3(kTile, kCoarse8Rows), 0, s>>>(in, out, rows, cols, tiles_x);
-           LAUNCH_CHECK();
-         }},
-    };
-    for (const auto& v : versions) {
-      ctx.run_version(
-          v.name, v.launch, [&] { d_out.poison(); },
-          [&] { return gpu100::compare_exact(d_out.download(), ref); }, bytes);
+    const auto a = gpu100::random_floats(size_t(n), ctx.seed());
+    const auto ref = transpose_cpu(a, rows, cols);
+    gpu100::DeviceBuffer<float> d_in(a), d_out{size_t(n)};
+    ctx.copy_baseline(size_t(n) * sizeof(float));  // same bytes read and written as a transpose
+
+    std::vector<gpu100::Measure> runs;
+    for (const Version& v : kVersions) {
+      runs.push_back(
+          {.name = v.name,
+           .launch = [&](cudaStream_t s) { v.launch(d_in.data(), d_out.data(), rows, cols, s); },
+           .reset = [&] { d_out.poison(); },
+           .check = [&] { return gpu100::compare_exact(d_out.download(), ref); },
+           .work = 2.0 * double(n) * sizeof(float)});
     }
+    ctx.measure_all(runs);
   });
 }
