@@ -1,42 +1,23 @@
 // Day 011 - naive matrix multiplication: C = A * B in FP32, one thread per output element
 //
 // The first GEMM of the course, and the first lesson of Part II: the same arithmetic runs at very
-// different speeds depending only on which thread computes which output. Every thread here does
-// the whole dot product of one row of A with one column of B (2K FLOPs, 2K loads), so no data is
-// shared between threads on purpose; what differs between the two versions is how the 32 lanes
-// of a warp line up against the row-major matrices, and so how many memory transactions each
-// warp-wide load and store costs.
+// different speeds depending only on which thread computes which output. Every thread does the
+// whole dot product of one row of A with one column of B, so no data is shared between threads
+// on purpose; what differs between the versions is how the 32 lanes of a warp line up against
+// the row-major matrices, and so how many memory transactions each warp-wide access costs.
 //
 // Convention (all of Part II): row-major, C[M x N] = A[M x K] * B[K x N], leading dimensions
 // K, N and N. M, N and K are arbitrary (1 x 1 x 1, odd sizes, no multiple of any block).
 //
-// Versions (blocks of 32 x 8 threads)
-//   naive      thread x -> row of C, thread y -> column (the "obvious" transcription of
-//              i = blockIdx.x * blockDim.x + threadIdx.x used as the row index). The 32 lanes of
-//              a warp share threadIdx.y, so they hold 32 consecutive ROWS and one column:
-//                A[row][p]: 32 addresses K floats apart -> 32 sectors (32 bytes each) per warp
-//                           load, 4 useful bytes in each: uncoalesced.
-//                B[p][col]: one address for the whole warp -> a broadcast; 4 useful bytes per
-//                           request where a coalesced request delivers 128.
-//                C[row][col]: the store, like A, hits 32 rows: 32 sectors for 128 bytes.
-//              What rescues it partly is L1: the sector a lane fetched for A[row][p] also holds
-//              A[row][p+1 .. p+7], so the next 7 iterations may hit in L1, if the 32 x 32 bytes
-//              per warp (times every warp on the SM) are not evicted first.
-//   coalesced  thread x -> column of C, thread y -> row. Now a warp holds 32 consecutive
-//              COLUMNS of one row:
-//                A[row][p]:   one address -> broadcast.
-//                B[p][col]:   32 consecutive floats -> 128 bytes, 4 sectors, every byte used.
-//                C[row][col]: 128 contiguous bytes -> one fully coalesced store.
-//              Same FLOPs, same instructions, many fewer transactions; the B stream (the one that
-//              changes every iteration) is now read at full sector efficiency.
-//
-// Both are far from cuBLAS: each FMA needs 8 bytes loaded (through L1/L2), while the SM can
-// do 128 FMAs per clock and load ~128 bytes per clock from L1. Days 012-018 raise the FLOPs per
-// loaded byte (shared-memory tiles, then register tiles) until the FMA units are the limit.
+// Versions (blocks of 32 x 8 threads; one template, matmul_naive<kColumnsAlongX>)
+//   naive      thread x -> row of C: a warp holds 32 consecutive ROWS and one column, so each
+//              load of A[row][p] touches 32 sectors for 4 useful bytes each, B[p][col] is one
+//              broadcast address, and the store to C hits 32 rows.
+//   coalesced  thread x -> column of C: a warp holds 32 consecutive COLUMNS of one row, so
+//              A[row][p] is a broadcast and B[p][col] and the store are 128 contiguous bytes.
 //
 // Grid: x covers the dimension the threads' x index walks (rows for naive, columns for
-// coalesced) and can be 2^31 - 1 blocks long; y is capped at 65535 blocks and the kernel loops
-// over the rest, so any M and N work.
+// coalesced); y is capped at 65535 blocks and the kernel loops over the rest.
 //
 // Check: check_gemm (double reference; every entry at --quick sizes, ~4096 sampled entries incl.
 // the last row and column at large ones) with gemm_tolerance(K). Baseline: cublasSgemm (plain
@@ -111,7 +92,6 @@ int main(int argc, char** argv) {
 
   return gpu100::run(cli, argc, argv, [&](gpu100::Context& ctx) {
     gpu100::GemmProblem problem(ctx, m, n, k);
-
     problem.run(versions, args.sweep);
   });
 }
