@@ -3,43 +3,22 @@
 // Day 011's coalesced kernel loads two floats from global memory (through L1/L2) for every FMA:
 // each A element is loaded again by every thread of its row, each B element by every thread of
 // its column. Tiling makes a block of TILE x TILE threads share that work: per step the block
-// copies a TILE x TILE tile of A and one of B into shared memory (one element per thread, with
-// coalesced loads), waits at a barrier, and then every thread runs TILE FMAs reading only shared
+// copies a TILE x TILE tile of A and one of B into shared memory (one element per thread,
+// coalesced), waits at a barrier, and then every thread runs TILE FMAs reading only shared
 // memory. Each global element now serves TILE threads instead of one: global/L2 traffic falls by
-// a factor of TILE (PMPP chapter 5; siboehm's SGEMM worklog, kernel 3). The barrier after the
-// FMAs keeps a fast warp from overwriting the tiles while a slow one still reads them.
+// a factor of TILE. The barrier after the FMAs keeps a fast warp from overwriting the tiles while
+// a slow one still reads them.
 //
-// Convention (all of Part II): row-major, C[M x N] = A[M x K] * B[K x N], leading dimensions
-// K, N and N. M, N and K are arbitrary: threads whose element of A or B lies outside the matrix
-// store 0 into the tile (it adds nothing to any sum), threads whose output lies outside C still
-// load and still reach every barrier, and only the final store is guarded. No thread returns
-// early: a __syncthreads() that some threads of the block skip is undefined behaviour.
+// Any M, N and K: threads whose element of A or B lies outside the matrix store 0 into the tile,
+// threads whose output lies outside C still load and still reach every barrier, and only the
+// final store is guarded (a __syncthreads() that some threads skip is undefined behaviour).
 //
 // Versions
-//   static16  template<int TILE> with TILE = 16: static __shared__ float As[16][16], Bs[16][16]
-//             (2 KB), 256 threads. A warp spans two rows of the tile: As[ty][p] is two
-//             addresses 16 words apart (different banks), Bs[p][tx] 16 consecutive words read
-//             by both halves (a broadcast): no bank conflicts.
-//   static32  the same template with TILE = 32 (8 KB, 1024 threads): half the global traffic of
-//             TILE = 16, and a warp reads one broadcast word of As and 32 consecutive words of
-//             Bs per FMA.
-//   dynamic   the same algorithm with the tile edge chosen at run time (--tile, default 32):
-//             `extern __shared__ float smem[]`, sized in the launch (<<<grid, block, bytes>>>),
-//             split by the kernel into As and Bs. The price of the flexibility: the inner loop
-//             has a run-time trip count, so the compiler cannot unroll it or fold the shared
-//             addresses into immediate offsets. Compare it with static32 at --tile 32.
-//             Dynamic shared memory beyond 48 KB per block needs an explicit opt-in
-//             (cudaFuncSetAttribute(..., cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
-//             these tiles are at most 8 KB (no opt-in needed); main() checks the limit once,
-//             before the first launch.
-//
-// Still a long way from cuBLAS: every warp-wide FMA needs a shared-memory read of B, and of A
-// too, except that nvcc merges four consecutive As reads of the static versions (As[ty][p..p+3])
-// into one 16-byte broadcast load: 1.25 shared loads per FMA as compiled (2 in the dynamic
-// version). The SM issues four warp-wide FMAs per clock but serves about one shared-memory
-// request (wavefront) per clock, so shared memory, not the FP32 units, sets the pace: at most
-// about a fifth of the FP32 peak (an eighth for dynamic). Days 013-014 keep operands in registers
-// and reuse them to lift exactly that limit.
+//   static16  template<int TILE> with TILE = 16: static __shared__ tiles (2 KB), 256 threads.
+//   static32  the same template with TILE = 32 (8 KB, 1024 threads): half the global traffic.
+//   dynamic   the tile edge chosen at run time (--tile, default 32): one extern __shared__
+//             array sized in the launch, split into As and Bs; its inner loop has a run-time
+//             trip count, so it does not unroll. Compare it with static32 at --tile 32.
 //
 // Grid: x over column tiles, y over row tiles (gridDim.y <= 65535, so M <= 65535 * 16 for the
 // static16 version; the CLI refuses larger M with a clear message).
@@ -50,6 +29,8 @@
 //
 // Run:  build/bin/day012 [--m 4096 --n 4096 --k 4096] [--tile 24] [--kernel static32,dynamic]
 //       [--sweep] [--json out.json]      (--sweep: the fastest version vs cuBLAS at 256..8192)
+#include <fmt/core.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <stdexcept>
@@ -165,19 +146,19 @@ int main(int argc, char** argv) {
   cli.validate([&]() -> std::string {
     const int64_t smallest = std::min(16, tile);
     if (gpu100::ceil_div<int64_t>(m, smallest) > int64_t(gpu100::kMaxGridDimY))
-      return "--m " + std::to_string(m) + " needs more than 65535 row tiles of " +
-             std::to_string(smallest) + " (gridDim.y limit); use --m <= " +
-             std::to_string(int64_t(gpu100::kMaxGridDimY) * smallest);
+      return fmt::format(
+          "--m {} needs more than 65535 row tiles of {} (gridDim.y limit); use "
+          "--m <= {}",
+          m, smallest, int64_t(gpu100::kMaxGridDimY) * smallest);
     return "";
   });
 
   return gpu100::run(cli, argc, argv, [&](gpu100::Context& ctx) {
-    auto& report = ctx.report();
     gpu100::GemmProblem problem(ctx, m, n, k);
-    report.problem("tile (dynamic)", double(tile));
+    // Past 48 KB a block's dynamic shared memory needs an opt-in (cudaFuncSetAttribute); the
+    // tiles here are at most 8 KB, checked once against the device before the first launch.
     if (2.0 * tile * tile * sizeof(float) > double(ctx.device().smem_per_block))
       throw std::invalid_argument("the dynamic tile does not fit the shared memory of a block");
-
     problem.run(versions, args.sweep);
   });
 }
