@@ -85,8 +85,8 @@ void launch(const Version& v, unsigned grid, const float* a, const float* b, flo
             cudaStream_t s) {
   // A misaligned base (an offset into a bigger allocation, say) would be a misaligned-address
   // fault in add_float4: say so instead.
-  if (v.kernel == add_float4 && !(gpu100::is_aligned(a, 16) && gpu100::is_aligned(b, 16) &&
-                                  gpu100::is_aligned(c, 16)))
+  if (v.kernel == add_float4 &&
+      !(gpu100::is_aligned(a, 16) && gpu100::is_aligned(b, 16) && gpu100::is_aligned(c, 16)))
     throw std::invalid_argument("add_float4 needs 16-byte aligned arrays");
   v.kernel<<<grid, kBlock, 0, s>>>(a, b, c, n);
   LAUNCH_CHECK();
@@ -103,7 +103,6 @@ int main(int argc, char** argv) {
 
   return gpu100::run(cli, argc, argv, [&](gpu100::Context& ctx) {
     auto& report = ctx.report();
-    report.problem("n", double(n));
     report.unit("GB/s");
     report.limit("dram_gbps", ctx.device().peak_dram_gbps(), "HBM peak");
     report.intensity(1.0 / 12.0);  // one FLOP per 12 bytes
@@ -117,14 +116,14 @@ int main(int argc, char** argv) {
 
     std::vector<gpu100::Measure> runs;
     for (const Version& v : kVersions) {
-      runs.push_back(
-          {.name = v.name,
-           .launch = [&, grid = grid_of(v, n)](cudaStream_t s) {
-             launch(v, grid, d_a.data(), d_b.data(), d_c.data(), n, s);
-           },
-           .reset = [&] { d_c.poison(); },
-           .check = [&] { return gpu100::compare_exact(d_c.download(), ref); },
-           .work = 12.0 * double(n)});
+      runs.push_back({.name = v.name,
+                      .launch =
+                          [&, grid = grid_of(v, n)](cudaStream_t s) {
+                            launch(v, grid, d_a.data(), d_b.data(), d_c.data(), n, s);
+                          },
+                      .reset = [&] { d_c.poison(); },
+                      .check = [&] { return gpu100::compare_exact(d_c.download(), ref); },
+                      .work = 12.0 * double(n)});
     }
     ctx.measure_all(runs);
   });

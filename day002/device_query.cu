@@ -137,7 +137,9 @@ struct DeviceColumn {
   cudaDeviceProp prop{};
 };
 
-std::string mib(double bytes) { return fmt::format("{:.1f}", bytes / (1024.0 * 1024.0)); }
+std::string mib(double bytes) {
+  return fmt::format("{:.1f}", bytes / (1024.0 * 1024.0));
+}
 
 // Shared-memory sizes are whole KiB on every GPU so far; print them as integers.
 gpu100::Cell kib(size_t bytes) {
@@ -192,8 +194,8 @@ gpu100::Table properties_table(const std::vector<DeviceColumn>& devices, int cur
       [](D d) { return gpu100::Cell(d.info.max_threads_per_sm / std::max(1, d.info.warp_size)); });
   row("max resident blocks per SM", [](D d) { return gpu100::Cell(d.info.max_blocks_per_sm); });
   row("max block dims (x, y, z)", [](D d) {
-    return gpu100::Cell(fmt::format("{}, {}, {}", d.prop.maxThreadsDim[0],
-                                    d.prop.maxThreadsDim[1], d.prop.maxThreadsDim[2]));
+    return gpu100::Cell(fmt::format("{}, {}, {}", d.prop.maxThreadsDim[0], d.prop.maxThreadsDim[1],
+                                    d.prop.maxThreadsDim[2]));
   });
   row("max grid dims (x, y, z)", [](D d) {
     return gpu100::Cell(fmt::format("{}, {}, {}", d.prop.maxGridSize[0], d.prop.maxGridSize[1],
@@ -260,9 +262,10 @@ void run_properties(gpu100::Context& ctx) {
   report.table(properties_table(devices, current));
   report.add_check("properties",
                    exact_check(compared, mismatches, first, first_got, first_expected));
-  report.note(fmt::format("properties: {} fields of cudaDeviceProp compared with "
-                          "cudaDeviceGetAttribute over {} device(s)",
-                          compared, count));
+  report.note(
+      fmt::format("properties: {} fields of cudaDeviceProp compared with "
+                  "cudaDeviceGetAttribute over {} device(s)",
+                  compared, count));
 
   // The runtime fills cudaDeviceProp from the same attributes, so the check above can only catch
   // a runtime bug. What later days really depend on is that the inputs of the limits they divide
@@ -283,9 +286,10 @@ void run_properties(gpu100::Context& ctx) {
   for (size_t i = 0; i < std::size(limits); ++i) {
     if (limits[i].second > 0) continue;
     if (unknown++ == 0) first_unknown = int64_t(i);
-    report.note(fmt::format("limits: {} is {} on {}: the theoretical peaks of later days cannot "
-                            "be computed",
-                            limits[i].first, limits[i].second, dev.name));
+    report.note(
+        fmt::format("limits: {} is {} on {}: the theoretical peaks of later days cannot "
+                    "be computed",
+                    limits[i].first, limits[i].second, dev.name));
   }
   // "got" is the first unknown value; "expected" 1 stands for "positive".
   const double first_value = first_unknown >= 0 ? limits[size_t(first_unknown)].second : 0.0;
@@ -413,13 +417,15 @@ void run_smid(gpu100::Context& ctx, int64_t blocks_per_sm, int hold_cycles, bool
                .flush_l2 = false});
   report.add_check("smid_coverage", coverage_check(placement, sm_count));
   if (placement.first_bad >= 0 && block_sm[size_t(placement.first_bad)] < nsmid)
-    report.note(fmt::format("smid: id {} is below %nsmid = {}, which PTX allows: this GPU numbers "
-                            "its SMs with gaps, so ids cannot index an array of SM-count entries",
-                            block_sm[size_t(placement.first_bad)], nsmid));
+    report.note(
+        fmt::format("smid: id {} is below %nsmid = {}, which PTX allows: this GPU numbers "
+                    "its SMs with gaps, so ids cannot index an array of SM-count entries",
+                    block_sm[size_t(placement.first_bad)], nsmid));
   add_placement_tables(report, placement, blocks, nsmid, per_sm);
-  report.note(fmt::format("smid is timed (launch + {}-cycle hold per block): the rate is blocks "
-                          "dispatched per microsecond",
-                          hold_cycles));
+  report.note(
+      fmt::format("smid is timed (launch + {}-cycle hold per block): the rate is blocks "
+                  "dispatched per microsecond",
+                  hold_cycles));
 }
 
 }  // namespace
@@ -440,8 +446,6 @@ int main(int argc, char** argv) {
 
   return gpu100::run(cli, argc, argv, [&](gpu100::Context& ctx) {
     auto& report = ctx.report();
-    report.problem("blocks_per_sm", double(blocks_per_sm));
-    report.problem("hold_cycles", double(hold_cycles));
     report.unit("blocks/us");
     if (ctx.want("properties")) run_properties(ctx);
     if (ctx.want("smid")) run_smid(ctx, blocks_per_sm, hold_cycles, per_sm);

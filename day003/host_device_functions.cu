@@ -192,7 +192,6 @@ Difference differences(const std::vector<float>& fma, const std::vector<float>& 
   return d;
 }
 
-
 // From the CPU results, which every GPU version matched bit for bit. SAXPY: the separate form
 // rounds a*x first; that error is relative to a*x, not to the result, so where y nearly cancels
 // a*x it is many ulps of the small result, while the fused form stays within half an ulp. The exp
@@ -240,7 +239,6 @@ int main(int argc, char** argv) {
 
   return gpu100::run(cli, argc, argv, [&](gpu100::Context& ctx) {
     auto& report = ctx.report();
-    report.problem("n", double(n));
     report.problem("degree", double(kDegree));
     report.unit("GB/s");
     report.limit("dram_gbps", ctx.device().peak_dram_gbps(), "HBM peak");
@@ -259,9 +257,10 @@ int main(int argc, char** argv) {
     for (const Version& v : kVersions) {
       runs.push_back(
           {.name = v.name,
-           .launch = [&](cudaStream_t s) {
-             launch(v, grid, a, poly, d_x.data(), d_y.data(), d_z.data(), n, s);
-           },
+           .launch =
+               [&](cudaStream_t s) {
+                 launch(v, grid, a, poly, d_x.data(), d_y.data(), d_z.data(), n, s);
+               },
            .reset = [&] { d_z.poison(); },
            .check = [&] { return gpu100::compare_exact(d_z.download(), ref.of(v)); },
            .work = (v.is_saxpy ? 12.0 : 8.0) * double(n)});  // x, y read, z written; or x, z

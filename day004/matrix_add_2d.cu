@@ -176,8 +176,6 @@ int main(int argc, char** argv) {
 
   return gpu100::run(cli, argc, argv, [&](gpu100::Context& ctx) {
     auto& report = ctx.report();
-    report.problem("rows", double(rows));
-    report.problem("cols", double(cols));
     report.unit("GB/s");
     report.limit("dram_gbps", ctx.device().peak_dram_gbps(), "HBM peak");
     report.intensity(1.0 / 12.0);
@@ -186,8 +184,8 @@ int main(int argc, char** argv) {
     const auto a = gpu100::random_floats(count, ctx.seed());
     const auto b = gpu100::random_floats(count, ctx.seed() + 1);
     const auto ref = add_cpu(a, b);
-    Matrices m{{size_t(rows), size_t(cols)}, {size_t(rows), size_t(cols)},
-               {size_t(rows), size_t(cols)}};
+    Matrices m{
+        {size_t(rows), size_t(cols)}, {size_t(rows), size_t(cols)}, {size_t(rows), size_t(cols)}};
     m.a.upload(a);
     m.b.upload(b);
     if (ctx.want("flat")) {
@@ -209,14 +207,15 @@ int main(int argc, char** argv) {
 
     std::vector<gpu100::Measure> runs;
     for (const Version& v : kVersions) {
-      runs.push_back(
-          {.name = v.name,
-           .launch = [&](cudaStream_t s) { v.launch(m, s); },
-           .reset = [&] { v.flat ? m.flat_c.poison() : m.c.poison(); },
-           .check = [&] {
-             return gpu100::compare_exact(v.flat ? m.flat_c.download() : m.c.download(), ref);
-           },
-           .work = 12.0 * double(count)});  // useful bytes, not padding
+      runs.push_back({.name = v.name,
+                      .launch = [&](cudaStream_t s) { v.launch(m, s); },
+                      .reset = [&] { v.flat ? m.flat_c.poison() : m.c.poison(); },
+                      .check =
+                          [&] {
+                            return gpu100::compare_exact(
+                                v.flat ? m.flat_c.download() : m.c.download(), ref);
+                          },
+                      .work = 12.0 * double(count)});  // useful bytes, not padding
     }
     ctx.measure_all(runs);
   });

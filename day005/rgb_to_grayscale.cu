@@ -54,7 +54,6 @@ std::vector<uint8_t> grayscale_cpu(const std::vector<uint8_t>& rgb, size_t n) {
   return gray;
 }
 
-
 // The RGBX copy the uchar4 version reads: the same pixels with a fourth (ignored) byte.
 std::vector<uint8_t> rgbx_of(const std::vector<uint8_t>& rgb, size_t n) {
   std::vector<uint8_t> rgbx(4 * n);
@@ -186,8 +185,6 @@ int main(int argc, char** argv) {
   return gpu100::run(cli, argc, argv, [&](gpu100::Context& ctx) {
     auto& report = ctx.report();
     const int64_t n = width * height;
-    report.problem("width", double(width));
-    report.problem("height", double(height));
     report.problem("pixels", double(n));
     report.unit("GB/s");
     report.limit("dram_gbps", ctx.device().peak_dram_gbps(), "HBM peak");

@@ -110,7 +110,6 @@ std::vector<uint8_t> blur_cpu_separable(const std::vector<uint8_t>& in, int w, i
   return out;
 }
 
-
 std::vector<uint8_t> blur_reference(const std::vector<uint8_t>& img, int w, int h, int r) {
   auto ref = blur_cpu_separable(img, w, h, r);
   if (img.size() <= (size_t(1) << 20) &&  // the fast reference must equal the definition
@@ -282,9 +281,6 @@ int main(int argc, char** argv) {
     auto& report = ctx.report();
     const int w = int(width), h = int(height), r = radius;
     const int64_t n = width * height;
-    report.problem("width", double(width));
-    report.problem("height", double(height));
-    report.problem("radius", double(r));
     report.unit("GB/s");
     report.limit("dram_gbps", ctx.device().peak_dram_gbps(), "HBM peak");
 

@@ -320,7 +320,6 @@ double additions_per_input(const std::vector<Pass>& passes) {
   return h;
 }
 
-
 // One version's plan and what its checked run returned, for the bounds table.
 struct Run {
   std::vector<Pass> passes;
@@ -338,8 +337,8 @@ gpu100::Table bounds_table(const std::vector<Run>& runs, double ref, int64_t n,
     if (!ctx.want(kVersions[i].name)) continue;
     const Run& r = runs[i];
     // The relative error itself (an exact check's rel_err is the fraction of unequal values).
-    t.add_row({kVersions[i].name, int(r.passes.size()), r.h,
-               gpu100::summation_error_bound(r.h, n), std::fabs(double(r.got) - ref) / ref});
+    t.add_row({kVersions[i].name, int(r.passes.size()), r.h, gpu100::summation_error_bound(r.h, n),
+               std::fabs(double(r.got) - ref) / ref});
   }
   return t;
 }
@@ -357,7 +356,6 @@ int main(int argc, char** argv) {
   return gpu100::run(cli, argc, argv, [&](gpu100::Context& ctx) {
     auto& report = ctx.report();
     const auto& dev = ctx.device();
-    report.problem("n", double(n));
     report.unit("GB/s");
     report.limit("dram_gbps", dev.peak_dram_gbps(), "HBM peak");
     report.intensity(1.0 / 4.0);  // one add per 4-byte element
@@ -413,9 +411,10 @@ int main(int argc, char** argv) {
       r.h = additions_per_input(r.passes);
       measures.push_back(
           {.name = v.name,
-           .launch = [&](cudaStream_t s) {
-             r.result = reduce(v, r.passes, d_in.data(), d_a.data(), d_b.data(), s);
-           },
+           .launch =
+               [&](cudaStream_t s) {
+                 r.result = reduce(v, r.passes, d_in.data(), d_a.data(), d_b.data(), s);
+               },
            .reset =
                [&] {
                  d_a.poison();
@@ -424,9 +423,9 @@ int main(int argc, char** argv) {
            .check =
                [&] {
                  CUDA_CHECK(cudaMemcpy(&r.got, r.result, sizeof(float), cudaMemcpyDeviceToHost));
-                 return gpu100::compare(&r.got, &ref, 1,
-                                        exact ? gpu100::Tolerance::Exact()
-                                              : gpu100::summation_tolerance(r.h, n));
+                 return gpu100::compare(
+                     &r.got, &ref, 1,
+                     exact ? gpu100::Tolerance::Exact() : gpu100::summation_tolerance(r.h, n));
                },
            .work = 4.0 * double(n)});
     }

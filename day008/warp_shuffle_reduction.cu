@@ -43,9 +43,9 @@
 
 namespace {
 
-constexpr int kBlock = 256;         // the full-sum kernels
-constexpr int kFinishBlock = 1024;  // the one-block second pass over the partials
-constexpr int kRowBlock = 256;      // the per-row kernels
+constexpr int kBlock = 256;                // the full-sum kernels
+constexpr int kFinishBlock = 1024;         // the one-block second pass over the partials
+constexpr int kRowBlock = 256;             // the per-row kernels
 constexpr int64_t kWarpRowMaxCols = 2048;  // longer rows: a block per row
 // Sums of at most this many quarter-valued inputs are exact in fp32 (see Check above).
 constexpr int64_t kExactMaxTerms = int64_t(1) << 22;
@@ -220,7 +220,6 @@ __global__ void __launch_bounds__(BLOCK)
   }
 }
 
-
 // ---- launchers ----------------------------------------------------------------------------------
 // The full sums: grids that fill the device, capped so that no block is left without work at
 // small n; partials of the first pass go to `partials`, the total to `result`.
@@ -250,8 +249,8 @@ void finish(const FullSum& f, int64_t partials, cudaStream_t s) {
 
 void launch_warp_shuffle(const FullSum& f, cudaStream_t s) {
   const int64_t grid = f.shuffle_grid;
-  sum_warp_shuffle<kBlock><<<unsigned(grid), kBlock, 0, s>>>(f.in, grid > 1 ? f.partials : f.result,
-                                                              f.n);
+  sum_warp_shuffle<kBlock>
+      <<<unsigned(grid), kBlock, 0, s>>>(f.in, grid > 1 ? f.partials : f.result, f.n);
   LAUNCH_CHECK();
   if (grid > 1) finish(f, grid, s);
 }
@@ -266,8 +265,8 @@ void launch_float4(const FullSum& f, cudaStream_t s) {
 
 void launch_atomic(const FullSum& f, cudaStream_t s) {
   CUDA_CHECK(cudaMemsetAsync(f.result, 0, sizeof(float), s));
-  sum_float4<kBlock, kUnroll, Output::Atomic><<<unsigned(f.float4_grid), kBlock, 0, s>>>(
-      f.in, f.result, f.n);
+  sum_float4<kBlock, kUnroll, Output::Atomic>
+      <<<unsigned(f.float4_grid), kBlock, 0, s>>>(f.in, f.result, f.n);
   LAUNCH_CHECK();
 }
 
@@ -312,16 +311,15 @@ constexpr double kBlockSumLevels = 10;  // 5 shuffle levels within a warp + 5 ov
 // pass (or, for atomic, the chain of up to `grid` atomicAdds into one float).
 double additions_per_input(const Version& v, const FullSum& f) {
   auto second_pass = [](int64_t grid) {
-    return grid > 1 ? double(gpu100::ceil_div<int64_t>(grid, kFinishBlock)) + kBlockSumLevels
-                    : 0.0;
+    return grid > 1 ? double(gpu100::ceil_div<int64_t>(grid, kFinishBlock)) + kBlockSumLevels : 0.0;
   };
   if (v.launch == launch_warp_shuffle)
     return double(gpu100::ceil_div<int64_t>(f.n, f.shuffle_grid * kBlock)) + kBlockSumLevels +
            second_pass(f.shuffle_grid);
   // float4 loop: per element 2 adds inside its float4, at most ceil(n / (4 threads)) into its
   // accumulator, kUnroll to add up the accumulators and 2 for the head and tail floats.
-  const double thread_h = double(gpu100::ceil_div<int64_t>(f.n, 4 * f.float4_grid * kBlock)) +
-                          2 + kUnroll + 2 + kBlockSumLevels;
+  const double thread_h = double(gpu100::ceil_div<int64_t>(f.n, 4 * f.float4_grid * kBlock)) + 2 +
+                          kUnroll + 2 + kBlockSumLevels;
   if (v.launch == launch_float4) return thread_h + second_pass(f.float4_grid);
   return thread_h + double(f.float4_grid);  // atomic
 }
@@ -347,8 +345,8 @@ gpu100::Table segmented_table(const RowSums& shape, const gpu100::Measured& cub,
                   {}};
   const double cub_rate = gpu100::gbps(bytes, cub.time.median_ms);
   const double own_rate = gpu100::gbps(bytes, own.time.median_ms);
-  t.add_row({"cub::DeviceSegmentedReduce::Sum", cub.time.median_ms, cub_rate, 1.0,
-             cub.check.rel_err});
+  t.add_row(
+      {"cub::DeviceSegmentedReduce::Sum", cub.time.median_ms, cub_rate, 1.0, cub.check.rel_err});
   t.add_row({"segmented", own.time.median_ms, own_rate, cub_rate > 0 ? own_rate / cub_rate : 0.0,
              own_rel_err});
   return t;
@@ -371,9 +369,6 @@ int main(int argc, char** argv) {
 
   return gpu100::run(cli, argc, argv, [&](gpu100::Context& ctx) {
     auto& report = ctx.report();
-    report.problem("n", double(n));
-    report.problem("rows", double(rows));
-    report.problem("cols", double(cols));
     report.unit("GB/s");
     report.limit("dram_gbps", ctx.device().peak_dram_gbps(), "HBM peak");
     report.intensity(1.0 / 4.0);  // one add per 4-byte element

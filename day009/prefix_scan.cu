@@ -333,7 +333,6 @@ void scan_hierarchical(const Hierarchical& v, const int* in, int* out, int64_t n
   LAUNCH_CHECK();
 }
 
-
 void launch_decoupled_lookback(const int* in, int* out, int64_t n, unsigned long long* state,
                                size_t state_bytes, cudaStream_t s) {
   constexpr int kTile = kCoarseBlock * kCoarseItems;
@@ -349,7 +348,7 @@ const Hierarchical kHierarchical[] = {
     {"kogge_stone", scan_tiles_kogge_stone<kKoggeStoneBlock>, kKoggeStoneBlock, kKoggeStoneBlock},
     {"brent_kung", scan_tiles_brent_kung<kBrentKungBlock>, kBrentKungBlock, 2 * kBrentKungBlock},
     {"three_phase", scan_tiles_three_phase<kCoarseBlock, kCoarseItems>, kCoarseBlock,
-     kCoarseBlock * kCoarseItems},
+     kCoarseBlock* kCoarseItems},
 };
 
 }  // namespace
@@ -366,7 +365,6 @@ int main(int argc, char** argv) {
 
   return gpu100::run(cli, argc, argv, [&](gpu100::Context& ctx) {
     auto& report = ctx.report();
-    report.problem("n", double(n));
     report.unit("GB/s");
     report.limit("dram_gbps", ctx.device().peak_dram_gbps(), "HBM peak");
     report.intensity(1.0 / 8.0);  // one add per 8 bytes (read in, write out)
@@ -385,7 +383,8 @@ int main(int argc, char** argv) {
     // n <= kMaxN < 2^31, so a 32-bit item count is enough (and selects CUB's 32-bit offsets).
     const int cub_n = int(n);
     size_t temp_bytes = 0;
-    CUDA_CHECK(cub::DeviceScan::InclusiveSum(nullptr, temp_bytes, d_in.data(), d_cub.data(), cub_n));
+    CUDA_CHECK(
+        cub::DeviceScan::InclusiveSum(nullptr, temp_bytes, d_in.data(), d_cub.data(), cub_n));
     gpu100::DeviceBuffer<unsigned char> d_temp(std::max<size_t>(temp_bytes, 1));
     std::vector<gpu100::Measure> runs{
         {.name = "cub::DeviceScan::InclusiveSum",

@@ -59,7 +59,6 @@ std::vector<float> transpose_cpu(const std::vector<float>& in, int64_t rows, int
   return out;
 }
 
-
 // ---- kernels ------------------------------------------------------------------------------------
 // naive: block (32, kNaiveRows); grid (ceil(cols / 32), min(ceil(rows / 8), 65535)), looping
 // over rows when the matrix is taller than the grid.
@@ -154,8 +153,6 @@ int main(int argc, char** argv) {
   return gpu100::run(cli, argc, argv, [&](gpu100::Context& ctx) {
     auto& report = ctx.report();
     const int64_t n = rows * cols;
-    report.problem("rows", double(rows));
-    report.problem("cols", double(cols));
     report.unit("GB/s");
     report.limit("dram_gbps", ctx.device().peak_dram_gbps(), "HBM peak");
     const int64_t tiles =

@@ -146,16 +146,15 @@ int main(int argc, char** argv) {
   cli.validate([&]() -> std::string {
     const int64_t smallest = std::min(16, tile);
     if (gpu100::ceil_div<int64_t>(m, smallest) > int64_t(gpu100::kMaxGridDimY))
-      return fmt::format("--m {} needs more than 65535 row tiles of {} (gridDim.y limit); use "
-                         "--m <= {}",
-                         m, smallest, int64_t(gpu100::kMaxGridDimY) * smallest);
+      return fmt::format(
+          "--m {} needs more than 65535 row tiles of {} (gridDim.y limit); use "
+          "--m <= {}",
+          m, smallest, int64_t(gpu100::kMaxGridDimY) * smallest);
     return "";
   });
 
   return gpu100::run(cli, argc, argv, [&](gpu100::Context& ctx) {
-    auto& report = ctx.report();
     gpu100::GemmProblem problem(ctx, m, n, k);
-    report.problem("tile (dynamic)", double(tile));
     // Past 48 KB a block's dynamic shared memory needs an opt-in (cudaFuncSetAttribute); the
     // tiles here are at most 8 KB, checked once against the device before the first launch.
     if (2.0 * tile * tile * sizeof(float) > double(ctx.device().smem_per_block))

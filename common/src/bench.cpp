@@ -3,14 +3,12 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
-#include <numeric>
 
 #include "gpu100/buffer.h"
 #include "gpu100/check.h"
+#include "internal.h"
 
 namespace gpu100 {
-
-void flush_l2_by_reading(const void* buffer, size_t bytes, int* sink, cudaStream_t stream);
 
 Stats summarize(std::vector<double> v) {
   Stats s;
@@ -21,7 +19,6 @@ Stats summarize(std::vector<double> v) {
   s.min_ms = v.front();
   s.max_ms = v.back();
   s.median_ms = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-  s.mean_ms = std::accumulate(v.begin(), v.end(), 0.0) / double(n);
   return s;
 }
 

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "gpu100/check.h"
+#include "internal.h"
 
 #ifndef GPU100_CONFIGURE_COMMIT
 #define GPU100_CONFIGURE_COMMIT "unknown"
@@ -42,6 +43,8 @@ struct NumberOption {
   CLI::Option* opt = nullptr;
   // Converts text into the target; returns "" or the exit-2 message.
   std::function<std::string(const std::string& text)> assign;
+  // A day's own option (a size, --radius, ...): part of the problem the report describes.
+  std::function<double()> problem_value;
 };
 
 namespace {
@@ -141,6 +144,7 @@ void Cli::size(const std::string& name, int64_t& value, int64_t quick_value,
       [&value, name, max_value](const std::string& t) {
         return parse_integer<int64_t>(name, t, 1, max_value, value);
       });
+  o.problem_value = [&value] { return double(value); };
   impl_->sizes.push_back(SizeOption{name, &value, quick_value, &o});
 }
 
@@ -148,7 +152,8 @@ void Cli::option(const std::string& name, int& value, const std::string& help, i
   impl_->number(name, fmt::format("{} (default {})", help, value),
                 [&value, name, lo, hi](const std::string& t) {
                   return parse_integer(name, t, lo, hi, value);
-                });
+                })
+      .problem_value = [&value] { return double(value); };
 }
 
 void Cli::option(const std::string& name, double& value, const std::string& help, double lo,
@@ -156,7 +161,8 @@ void Cli::option(const std::string& name, double& value, const std::string& help
   impl_->number(name, fmt::format("{} (default {})", help, value),
                 [&value, name, lo, hi](const std::string& t) {
                   return parse_real(name, t, lo, hi, value);
-                });
+                })
+      .problem_value = [&value] { return value; };
 }
 
 void Cli::option(const std::string& name, std::string& value,
@@ -241,11 +247,23 @@ bool Cli::want(const std::string& kernel) const {
 
 std::string Cli::sizes_string() const {
   std::string s;
-  for (auto& o : impl_->sizes) s += fmt::format("{}{}={}", s.empty() ? "" : " ", o.name, *o.target);
+  for (const auto& o : impl_->numbers)
+    if (o->problem_value) s += fmt::format("{}{}={}", s.empty() ? "" : " ", o->name, o->problem_value());
   return s;
 }
 
+void Cli::record_problem(Report& report) const {
+  for (const auto& o : impl_->numbers) {
+    if (!o->problem_value) continue;
+    std::string key = o->name;
+    std::replace(key.begin(), key.end(), '-', '_');
+    report.problem(key, o->problem_value());
+  }
+}
+
 int Cli::device_index() const { return impl_->device; }
+
+bool Context::vendor_libraries() const { return vendor_libraries_usable(device_); }
 
 bool Context::skipped(const Measure& m) {
   if (m.role == Role::version && !want(m.kernel.empty() ? m.name : m.kernel)) return true;
@@ -386,7 +404,7 @@ int exit_code(const Report& report) {
 }
 
 std::string run_header(const Cli& cli, const DeviceInfo& dev) {
-  std::string h = fmt::format("{} {}: {}\n", cli.day(), cli.topic(), cli.description());
+  std::string h = fmt::format("{} {}: {}\n", cli.day_, cli.topic_, cli.description_);
   h += fmt::format("device: {} (cc {}, {} SMs, {:.0f} MHz, {}, L2 {} MiB, driver {}, runtime {})\n",
                    dev.name, dev.cc_string(), dev.sm_count, dev.sm_clock_khz / 1e3,
                    gib(double(dev.total_mem)), dev.l2_bytes >> 20, dev.driver_string(),
@@ -429,8 +447,9 @@ int run(Cli& cli, int argc, char** argv, const std::function<void(Context&)>& bo
     return kUsage;
   }
 
-  Report report(cli.day(), cli.topic());
-  report.source_hash = cli.source_hash();
+  Report report(cli.day_, cli.topic_);
+  cli.record_problem(report);
+  report.source_hash = cli.source_hash_;
   const char* commit = std::getenv("GPU100_COMMIT");
   report.commit = commit && *commit ? commit : GPU100_CONFIGURE_COMMIT;
   try {
@@ -444,18 +463,18 @@ int run(Cli& cli, int argc, char** argv, const std::function<void(Context&)>& bo
       return kFail;
     }
     report.emulated(dev.emulated);
-    if (cli.required_cc() > 0 && dev.cc() < cli.required_cc()) {
-      fmt::print("SKIP: {} needs compute capability {}.{}; {} is {}\n", cli.day(),
-                 cli.required_cc() / 10, cli.required_cc() % 10, dev.name, dev.cc_string());
+    if (cli.min_cc_ > 0 && dev.cc() < cli.min_cc_) {
+      fmt::print("SKIP: {} needs compute capability {}.{}; {} is {}\n", cli.day_, cli.min_cc_ / 10,
+                 cli.min_cc_ % 10, dev.name, dev.cc_string());
       return kSkip;
     }
-    for (const auto& check : cli.device_checks()) {
+    for (const auto& check : cli.device_checks_) {
       if (std::string why = check(dev); !why.empty()) {
-        fmt::print("SKIP: {}: {}\n", cli.day(), why);
+        fmt::print("SKIP: {}: {}\n", cli.day_, why);
         return kSkip;
       }
     }
-    const double need = cli.estimated_device_bytes();
+    const double need = (cli.estimate_ ? cli.estimate_() : 0.0);
     if (need > 0.95 * double(dev.free_mem)) {
       fmt::print(stderr, "{} (see --help)\n",
                  cli.error_line(fmt::format("these sizes need {} of device memory; {} has {} free",
@@ -467,21 +486,21 @@ int run(Cli& cli, int argc, char** argv, const std::function<void(Context&)>& bo
     body(ctx);
     CUDA_CHECK(cudaDeviceSynchronize());
     report.print();
-    if (!cli.json_path().empty()) {
-      std::ofstream out(cli.json_path());
+    if (!cli.json_.empty()) {
+      std::ofstream out(cli.json_);
       out << report.json(&dev) << "\n";
       if (!out) {
-        fmt::print(stderr, "{}\n", cli.error_line("cannot write " + cli.json_path()));
+        fmt::print(stderr, "{}\n", cli.error_line("cannot write " + cli.json_));
         return kFail;
       }
     }
   } catch (const CudaError& err) {
-    fmt::print(stderr, "{}: CUDA error: {}\n", cli.day(), err.what());
-    fmt::print("{} {}: FAIL\n", cli.day(), cli.topic());
+    fmt::print(stderr, "{}: CUDA error: {}\n", cli.day_, err.what());
+    fmt::print("{} {}: FAIL\n", cli.day_, cli.topic_);
     return kFail;
   } catch (const std::exception& err) {
-    fmt::print(stderr, "{}: error: {}\n", cli.day(), err.what());
-    fmt::print("{} {}: FAIL\n", cli.day(), cli.topic());
+    fmt::print(stderr, "{}: error: {}\n", cli.day_, err.what());
+    fmt::print("{} {}: FAIL\n", cli.day_, cli.topic_);
     return kFail;
   }
   return exit_code(report);

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "gpu100/check.h"
+#include "internal.h"
 
 namespace gpu100 {
 

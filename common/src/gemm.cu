@@ -12,6 +12,7 @@
 #include "gpu100/check.h"
 #include "gpu100/random.h"
 #include "gpu100/report.h"
+#include "internal.h"
 
 namespace gpu100 {
 
@@ -47,8 +48,9 @@ int narrow(int64_t v, const char* what) {
 }
 }  // namespace
 
-void sgemm_row_major(cublasHandle_t h, int64_t m, int64_t n, int64_t k, float alpha,
-                     const float* A, const float* B, float beta, float* C) {
+// Row-major C = alpha * A * B + beta * C through cuBLAS (operands swapped, see gemm.h).
+static void sgemm_row_major(cublasHandle_t h, int64_t m, int64_t n, int64_t k, float alpha,
+                            const float* A, const float* B, float beta, float* C) {
   const int M = narrow(m, "m"), N = narrow(n, "n"), K = narrow(k, "k");
   // Column-major view: C^T (N x M) = B^T (N x K) * A^T (K x M).
   CUBLAS_CHECK(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &alpha, B, N, A, K, &beta, C, N));
@@ -62,13 +64,14 @@ static void hgemm_ex(cublasHandle_t h, int64_t m, int64_t n, int64_t k, float al
                             CUBLAS_GEMM_DEFAULT));
 }
 
-void hgemm_row_major(cublasHandle_t h, int64_t m, int64_t n, int64_t k, float alpha,
-                     const __half* A, const __half* B, float beta, float* C) {
+// fp16 inputs, fp32 accumulation (CUBLAS_COMPUTE_32F), output fp32 or fp16.
+static void hgemm_row_major(cublasHandle_t h, int64_t m, int64_t n, int64_t k, float alpha,
+                            const __half* A, const __half* B, float beta, float* C) {
   hgemm_ex(h, m, n, k, alpha, A, B, beta, C, CUDA_R_32F);
 }
 
-void hgemm_row_major(cublasHandle_t h, int64_t m, int64_t n, int64_t k, float alpha,
-                     const __half* A, const __half* B, float beta, __half* C) {
+static void hgemm_row_major(cublasHandle_t h, int64_t m, int64_t n, int64_t k, float alpha,
+                            const __half* A, const __half* B, float beta, __half* C) {
   hgemm_ex(h, m, n, k, alpha, A, B, beta, C, CUDA_R_16F);
 }
 
@@ -261,7 +264,8 @@ GemmLauncher cublas_sgemm_launcher(CublasHandle& h) {
   };
 }
 
-GemmLauncher cublas_hgemm_launcher(CublasHandle& h, GemmDtype output) {
+// fp16 inputs with fp32 accumulation and an fp32 or fp16 output.
+static GemmLauncher cublas_hgemm_launcher(CublasHandle& h, GemmDtype output = GemmDtype::F32) {
   return [&h, output](const GemmOperands& o, cudaStream_t s) {
     h.set_stream(s);
     const auto* a = static_cast<const __half*>(o.A);
@@ -300,7 +304,10 @@ std::string best_passing_version(const Report& report) {
   return best;
 }
 
-bool gemm_sweep_best(Context& ctx, GemmSweep sweep, const std::vector<GemmVersion>& versions) {
+// --sweep for a day with several versions: `sweep` with the fastest passing version of this run
+// (looked up among `versions` by name) filled in, or a note when no version passed.
+static bool gemm_sweep_best(Context& ctx, GemmSweep sweep,
+                            const std::vector<GemmVersion>& versions) {
   const std::string best = best_passing_version(ctx.report());
   for (const GemmVersion& v : versions)
     if (!best.empty() && v.name == best) {

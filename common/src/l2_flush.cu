@@ -5,6 +5,7 @@
 #include <cuda_runtime.h>
 
 #include "gpu100/check.h"
+#include "internal.h"
 
 namespace gpu100 {
 namespace {

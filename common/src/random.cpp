@@ -23,12 +23,6 @@ std::vector<float> random_floats(size_t n, uint64_t seed, float lo, float hi) {
   return v;
 }
 
-std::vector<double> random_doubles(size_t n, uint64_t seed, double lo, double hi) {
-  std::vector<double> v(n);
-  for (size_t i = 0; i < n; ++i) v[i] = lo + (hi - lo) * unit(bits(seed, i));
-  return v;
-}
-
 std::vector<int32_t> random_ints(size_t n, uint64_t seed, int32_t lo, int32_t hi) {
   std::vector<int32_t> v(n);
   const uint64_t span = uint64_t(int64_t(hi) - int64_t(lo)) + 1;

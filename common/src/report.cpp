@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "gpu100/device.h"
+#include "internal.h"
 
 namespace gpu100 {
 
@@ -53,11 +54,23 @@ Cell::Cell(unsigned long long v) : text(std::to_string(v)), number(double(v)) {}
 
 Report::Report(std::string day, std::string topic) : day_(std::move(day)), topic_(std::move(topic)) {}
 
+// A key given again (a size the command line recorded, then the day) keeps its place and takes
+// the new value.
 void Report::problem(const std::string& key, double value) {
+  for (auto& [k, v] : problem_num_)
+    if (k == key) {
+      v = value;
+      return;
+    }
   problem_num_.emplace_back(key, value);
   problem_order_.push_back(key);
 }
 void Report::problem(const std::string& key, const std::string& value) {
+  for (auto& [k, v] : problem_text_)
+    if (k == key) {
+      v = value;
+      return;
+    }
   problem_text_.emplace_back(key, value);
   problem_order_.push_back(key);
 }

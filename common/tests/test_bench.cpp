@@ -10,7 +10,6 @@ TEST(Summarize, OddCountMedianIsMiddle) {
   EXPECT_DOUBLE_EQ(s.median_ms, 3.0);
   EXPECT_DOUBLE_EQ(s.min_ms, 1.0);
   EXPECT_DOUBLE_EQ(s.max_ms, 5.0);
-  EXPECT_DOUBLE_EQ(s.mean_ms, 3.0);
 }
 
 TEST(Summarize, EvenCountMedianIsMeanOfMiddleTwo) {
@@ -22,7 +21,7 @@ TEST(Summarize, EvenCountMedianIsMeanOfMiddleTwo) {
 TEST(Summarize, MedianIgnoresOneOutlier) {
   auto s = summarize({1.0, 1.0, 1.0, 1.0, 50.0});
   EXPECT_DOUBLE_EQ(s.median_ms, 1.0);
-  EXPECT_GT(s.mean_ms, 10.0);
+  EXPECT_DOUBLE_EQ(s.max_ms, 50.0);
 }
 
 TEST(Summarize, EmptyIsInvalid) {

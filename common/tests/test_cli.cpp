@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "gpu100/cli.h"
+#include "internal.h"
 
 namespace {
 
@@ -242,6 +243,22 @@ TEST(Cli, GivenSizeWinsOverQuickEvenWhenEqualToTheDefault) {
 TEST(Cli, OptionGivenTwiceIsUsageError) {
   Fixture f;
   EXPECT_EQ(f.parse({"--n", "5", "--n", "6"}), gpu100::kUsage);
+}
+
+// The header's problem line (and the report's problem, from the same list) is every numeric
+// option the day declares, as parsed; not the harness's own (--seed, --iters, ...).
+TEST(Cli, HeaderShowsTheDaysNumericOptionsAsParsed) {
+  Fixture f;
+  int radius = 4;
+  double fraction = 0.5;
+  f.cli.option("radius", radius, "blur radius", 1, 15);
+  f.cli.option("hot-fraction", fraction, "a fraction", 0.0, 1.0);
+  ASSERT_EQ(f.parse({"--quick", "--radius", "3", "--seed", "9"}), -1);
+  gpu100::DeviceInfo dev;
+  dev.name = "Test GPU";
+  const std::string h = gpu100::run_header(f.cli, dev);
+  EXPECT_NE(h.find("problem: n=17 m=3 radius=3 hot-fraction=0.5 (--quick)"), std::string::npos) << h;
+  EXPECT_EQ(h.find("seed"), std::string::npos) << h;
 }
 
 TEST(NoDevice, SkipUnlessRequired) {

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "gpu100/device.h"
+#include "internal.h"
 
 TEST(Limits, DramBandwidthIsDoubleDataRateTimesBusWidth) {
   // H100 SXM5: 2619 MHz HBM3 clock, 5120-bit bus -> 3352 GB/s.

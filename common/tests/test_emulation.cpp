@@ -14,6 +14,7 @@
 #include "gpu100/device.h"
 #include "gpu100/gemm.h"
 #include "gpu100/report.h"
+#include "internal.h"
 
 namespace gpu100 {
 // gtest prints an enum as its bytes otherwise.

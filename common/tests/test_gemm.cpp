@@ -6,6 +6,7 @@
 
 #include "gpu100/gemm.h"
 #include "gpu100/random.h"
+#include "internal.h"
 
 namespace {
 

@@ -6,6 +6,7 @@
 
 #include "gpu100/device.h"
 #include "gpu100/report.h"
+#include "internal.h"
 
 namespace {
 gpu100::Stats ms(double v) { return gpu100::summarize({v, v, v}); }
@@ -111,6 +112,18 @@ TEST(Report, PrintEndsWithTheStatusLine) {
   std::string out = testing::internal::GetCapturedStdout();
   EXPECT_NE(out.find("day001 vector_add: FAIL\n"), std::string::npos);
   EXPECT_NE(out.find("FAIL"), std::string::npos);
+}
+
+TEST(Report, ProblemKeyGivenAgainKeepsItsPlaceAndTakesTheNewValue) {
+  gpu100::Report r("day999", "t");
+  r.problem("n", 5);
+  r.problem("pixels", 7);
+  r.problem("n", 6);
+  const auto j = nlohmann::ordered_json::parse(r.json(nullptr));
+  ASSERT_EQ(j["problem"].size(), 2u);
+  EXPECT_EQ(j["problem"].begin().key(), "n");
+  EXPECT_EQ(j["problem"]["n"], 6);
+  EXPECT_EQ(j["problem"]["pixels"], 7);
 }
 
 TEST(Report, RateFollowsTheUnit) {

@@ -1,4 +1,4 @@
-// Error checking for CUDA runtime calls, kernel launches and the CUDA libraries.
+// Error checking for CUDA runtime calls, kernel launches and cuBLAS.
 // A failed check throws gpu100::CudaError carrying "file:line: expr: ErrorName: text";
 // gpu100::run() catches it, prints it and exits 1.
 #pragma once
@@ -26,12 +26,6 @@ inline void cuda_check(cudaError_t err, const char* expr, const char* file, int 
 inline void cublas_check(int status, const char* expr, const char* file, int line) {
   if (status != 0) throw_library_error("cublas", status, expr, file, line);
 }
-inline void cusparse_check(int status, const char* expr, const char* file, int line) {
-  if (status != 0) throw_library_error("cusparse", status, expr, file, line);
-}
-inline void curand_check(int status, const char* expr, const char* file, int line) {
-  if (status != 0) throw_library_error("curand", status, expr, file, line);
-}
 
 // After a <<<...>>> launch: configuration errors show up in cudaGetLastError. With
 // GPU100_SYNC_LAUNCHES=1 in the environment it also synchronizes, so an asynchronous fault is
@@ -45,7 +39,4 @@ std::string library_status_name(const char* library, int status);
 
 #define CUDA_CHECK(expr) ::gpu100::cuda_check((expr), #expr, __FILE__, __LINE__)
 #define CUBLAS_CHECK(expr) ::gpu100::cublas_check(static_cast<int>(expr), #expr, __FILE__, __LINE__)
-#define CUSPARSE_CHECK(expr) \
-  ::gpu100::cusparse_check(static_cast<int>(expr), #expr, __FILE__, __LINE__)
-#define CURAND_CHECK(expr) ::gpu100::curand_check(static_cast<int>(expr), #expr, __FILE__, __LINE__)
 #define LAUNCH_CHECK() ::gpu100::launch_check(__FILE__, __LINE__)

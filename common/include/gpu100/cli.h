@@ -37,7 +37,7 @@
 
 namespace gpu100 {
 
-enum ExitCode : int { kPass = 0, kFail = 1, kUsage = 2, kSkip = 77 };
+class Context;
 
 class Cli {
  public:
@@ -78,9 +78,6 @@ class Cli {
   void require_device(std::function<std::string(const DeviceInfo&)> check) {
     device_checks_.push_back(std::move(check));
   }
-  const std::vector<std::function<std::string(const DeviceInfo&)>>& device_checks() const {
-    return device_checks_;
-  }
   // Extra validation after parsing (relations between options); return "" when fine, else
   // the message of the exit-2 error.
   void validate(std::function<std::string()> check);
@@ -94,21 +91,17 @@ class Cli {
   uint64_t seed() const { return seed_; }
   int iters() const { return iters_; }
   int warmup() const { return warmup_; }
-  const std::string& json_path() const { return json_; }
-  bool want(const std::string& kernel) const;       // selected by --kernel?
+  bool want(const std::string& kernel) const;  // selected by --kernel?
   const std::vector<std::string>& kernel_names() const { return kernels_; }
-  const std::string& day() const { return day_; }
-  const std::string& topic() const { return topic_; }
-  const std::string& description() const { return description_; }
-  double estimated_device_bytes() const { return estimate_ ? estimate_() : 0.0; }
-  int required_cc() const { return min_cc_; }
   int device_index() const;
-  const std::string& source_hash() const { return source_hash_; }
-  // "n=1000003 m=..." for the header line.
-  std::string sizes_string() const;
-  std::string error_line(const std::string& message) const;  // "dayNNN: error: message"
 
  private:
+  friend int run(Cli&, int, char**, const std::function<void(Context&)>&);
+  friend std::string run_header(const Cli&, const DeviceInfo&);
+  std::string sizes_string() const;           // "n=1000003 radius=4": the day's numeric options
+  void record_problem(Report& report) const;  // the same, in report.problem()
+  std::string error_line(const std::string& message) const;  // "dayNNN: error: message"
+
   struct Impl;
   std::unique_ptr<Impl> impl_;
   std::string day_, topic_, description_, source_hash_;
@@ -189,9 +182,10 @@ class Context {
   // Whether closed vendor libraries (cuBLAS, cuBLASLt, cuSPARSE, cuRAND's host API) can run:
   // not under the emulator. Where they cannot, a version or baseline that calls them is reported
   // NOT RUN - neither a pass nor a failure - and the day is judged by the versions that ran.
-  bool vendor_libraries() const { return vendor_libraries_usable(device_); }
+  bool vendor_libraries() const;
 
-  // --- deprecated: the positional API of the days not yet moved to measure() -----------------
+  // --- deprecated: the positional API of the days not yet moved to measure(); to be removed
+  // once the last of them is.
   // Under the emulator the L2 flush is left out: it exists for GPU timings, and would only cost
   // emulated time there.
   BenchOptions bench_options(bool flush_l2 = true) const;
@@ -229,15 +223,6 @@ class Context {
 
 // Parses, finds a device, runs body, prints the report, writes --json. Returns the exit code.
 int run(Cli& cli, int argc, char** argv, const std::function<void(Context&)>& body);
-
-// The no-device decision, separated for testing: returns kSkip or kFail.
-int no_device_exit_code(bool require_gpu);
-bool require_gpu_from_env();
-bool require_emulator_from_env();
-// The exit code of a finished report: kPass, kFail, or kSkip when no version ran (Outcome).
-int exit_code(const Report& report);
-// The lines printed before the body runs: what the day is, the device, the problem and how it
-// is timed; under the emulator, that the times are CPU times and mean nothing for a GPU.
 std::string run_header(const Cli& cli, const DeviceInfo& device);
 
 }  // namespace gpu100

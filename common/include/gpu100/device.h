@@ -6,11 +6,6 @@
 
 namespace gpu100 {
 
-// The emulator (emu/) is a libcudart.so.13 that runs kernels on the CPU; its device's name starts
-// with this ("gpu100 emulator (sm_90)"), which is how a program knows it is emulated.
-inline constexpr const char kEmulatorNamePrefix[] = "gpu100 emulator";
-bool is_emulator_name(const std::string& device_name);
-
 struct DeviceInfo {
   int id = 0;
   std::string name;
@@ -32,7 +27,7 @@ struct DeviceInfo {
   bool cooperative_launch = false;
   int driver_version = 0, runtime_version = 0;
   // The device is the emulator: kernels run on the CPU, so times are CPU times (meaningless as
-  // GPU speed), and the closed vendor libraries cannot run (see vendor_libraries_usable).
+  // GPU speed), and the closed vendor libraries cannot run (Context::vendor_libraries).
   bool emulated = false;
 
   int cc() const { return cc_major * 10 + cc_minor; }  // 90 for 9.0
@@ -44,30 +39,17 @@ struct DeviceInfo {
   double peak_fp16_tensor_tflops() const;  // dense, fp32 accumulate; 0 when unknown
 };
 
-// cuBLAS, cuBLASLt, cuSPARSE and cuRAND's host API are closed libraries with their own runtime
-// inside, which talks to the GPU driver directly: the emulator cannot stand in for them.
-inline bool vendor_libraries_usable(const DeviceInfo& device) { return !device.emulated; }
-// Why a version that calls one of them was not run (the report's NOT RUN line).
+// Why a version that calls a closed vendor library was not run (the report's NOT RUN line): they
+// have their own runtime inside, which talks to the GPU driver directly, so the emulator cannot
+// stand in for them.
 inline constexpr const char kVendorNotRunReason[] =
     "not run under emulation: closed vendor libraries (cuBLAS, cuBLASLt, cuSPARSE, cuRAND) need "
     "a GPU driver";
-// Whether the current device is the emulator, for code that has no DeviceInfo at hand.
-bool current_device_is_emulated();
 
 // Queries device `id` (current device when id < 0) and makes it current.
 DeviceInfo query_device(int id = -1);
 
-// --- limit formulas (host-only, unit-tested) ----------------------------------------------
-// DRAM is double data rate: two transfers per memory clock over the whole bus.
-double dram_gbps(int mem_clock_khz, int bus_bits);
 // FP32 lanes (CUDA cores) per SM for a compute capability; 0 when unknown.
 int fp32_lanes_per_sm(int cc_major, int cc_minor);
-// Dense FP16 tensor-core FLOPs per clock per SM (FMA = 2 FLOPs); 0 when unknown.
-int fp16_tensor_flops_per_clock_per_sm(int cc_major, int cc_minor);
-// FP32 peak: every lane issues one FMA (2 FLOPs) per clock.
-double fp32_tflops(int sm_count, int lanes_per_sm, int sm_clock_khz);
-
-// Version integers from cudaDriverGetVersion / cudaRuntimeGetVersion as "major.minor".
-std::string cuda_version_string(int version);
 
 }  // namespace gpu100

@@ -44,15 +44,6 @@ class CublasHandle {
   mutable cublasHandle_t handle_ = nullptr;
 };
 
-// Row-major C = alpha * A * B + beta * C through cuBLAS (operands swapped, see above).
-void sgemm_row_major(cublasHandle_t h, int64_t m, int64_t n, int64_t k, float alpha,
-                     const float* A, const float* B, float beta, float* C);
-// fp16 inputs, fp32 accumulation (CUBLAS_COMPUTE_32F), output fp32 or fp16.
-void hgemm_row_major(cublasHandle_t h, int64_t m, int64_t n, int64_t k, float alpha,
-                     const __half* A, const __half* B, float beta, float* C);
-void hgemm_row_major(cublasHandle_t h, int64_t m, int64_t n, int64_t k, float alpha,
-                     const __half* A, const __half* B, float beta, __half* C);
-
 // The tolerance of one fp32-accumulated dot product of length k with inputs of either sign, as
 // the kernels here compute it (a running sum, or a few partial sums added at the end). Each of the
 // k roundings is at most u|partial sum| with u = 2^-24; with random signs the errors add like a
@@ -95,7 +86,7 @@ CheckResult check_gemm(const TC* C, const float* A, const float* B, int64_t m, i
     for (int64_t p = 0; p < k; ++p) ref += double(A[i * k + p]) * double(B[p * n + j]);
     ref *= alpha;
     if (beta != 0.0f) ref += double(beta) * double(C0[i * n + j]);
-    s.add(to_double(C[i * n + j]), ref, i * n + j);
+    s.add(detail::to_double(C[i * n + j]), ref, i * n + j);
   }
   return s.finish();
 }
@@ -140,13 +131,9 @@ Stats gemm_baseline(Context& ctx, const std::string& name, const GemmLauncher& l
                     const GemmOperands& ops, const std::function<void()>& poison,
                     const std::function<CheckResult()>& check, const std::string& note);
 
-// The fastest timed version of this run that passed its check; empty when none did.
-std::string best_passing_version(const Report& report);
-
-// Launchers of the cuBLAS baselines for GemmOperands (alpha 1, beta 0, on the given stream):
-// FP32 SGEMM, and fp16 inputs with fp32 accumulation and an fp32 or fp16 output.
+// The launcher of the FP32 cuBLAS baseline for GemmOperands (alpha 1, beta 0, on the given
+// stream), row-major through the swapped-operand identity.
 GemmLauncher cublas_sgemm_launcher(CublasHandle& h);
-GemmLauncher cublas_hgemm_launcher(CublasHandle& h, GemmDtype output = GemmDtype::F32);
 // What the FP32 baseline is, for the report's note.
 inline const char* sgemm_baseline_note() {
   return "baseline cublasSgemm: plain FP32 SGEMM (CUBLAS_DEFAULT_MATH, no TF32 tensor cores), "
@@ -158,10 +145,6 @@ struct GemmVersion {
   std::string name;
   GemmLauncher launch;
 };
-
-// --sweep for a day with several versions: `sweep` with the fastest passing version of this run
-// (looked up among `versions` by name) filled in, or a note when no version passed.
-bool gemm_sweep_best(Context& ctx, GemmSweep sweep, const std::vector<GemmVersion>& versions);
 
 // The command line every GEMM day shares: --m, --n, --k (default 4096 each, --quick
 // 257 x 131 x 67: a multiple of no tile), --sweep, and the device memory A, B (of the input
@@ -177,13 +160,12 @@ struct GemmArgs {
 // and B random in [-1, 1) from the seed (rounded to fp16 for fp16 inputs; the CPU reference uses
 // the rounded values), on the host and the device; C is fp32, checked with check_gemm and
 // gemm_tolerance(k). The baseline is cublasSgemm (FP32) or cublasGemmEx (fp16 in, fp32 compute
-// and out), named by baseline_name().
+// and out).
 class GemmProblem {
  public:
   GemmProblem(Context& ctx, int64_t m, int64_t n, int64_t k, GemmDtype input = GemmDtype::F32);
   const GemmOperands& ops() const { return ops_; }
   double flops() const { return gemm_flops(ops_.m, ops_.n, ops_.k); }
-  const std::string& baseline_name() const { return baseline_name_; }
   void poison() { d_c_.poison(); }
   CheckResult check() const;
   // The cuBLAS baseline and every version the command line selects, through ctx.measure_all

@@ -10,7 +10,6 @@ namespace gpu100 {
 uint64_t mix64(uint64_t x);
 // Uniform in [lo, hi).
 std::vector<float> random_floats(size_t n, uint64_t seed, float lo = -1.0f, float hi = 1.0f);
-std::vector<double> random_doubles(size_t n, uint64_t seed, double lo = -1.0, double hi = 1.0);
 // Uniform integers in [lo, hi] (inclusive).
 std::vector<int32_t> random_ints(size_t n, uint64_t seed, int32_t lo, int32_t hi);
 std::vector<uint8_t> random_bytes(size_t n, uint64_t seed);

@@ -49,10 +49,9 @@ struct VersionResult {
 // ran, and some were not run (e.g. every version calls cuBLAS, under the emulator). FAIL:
 // anything else, including no versions.
 enum class Outcome { Pass, Fail, Skip };
-const char* outcome_name(Outcome o);  // "PASS", "FAIL", "SKIP"
 
-// printf into a std::string of any length, for a note: every value is passed as a double (so
-// ints and sizes may be given directly; use %f/%g/%e conversions, not %d).
+// Deprecated (days build notes with one fmt::format call): printf into a std::string of any
+// length, every value passed as a double (use %f/%g/%e conversions, not %d).
 std::string format_doubles(const char* fmt, double a = 0, double b = 0, double c = 0,
                            double d = 0);
 
@@ -60,7 +59,8 @@ class Report {
  public:
   Report(std::string day, std::string topic);
 
-  // The problem size and shape, e.g. problem("n", n). Shown in the header and in the JSON.
+  // The problem size and shape, e.g. problem("pixels", n), in the JSON. gpu100::run records the
+  // day's numeric options (sizes, --radius, ...) itself; a day adds what it derives from them.
   void problem(const std::string& key, double value);
   void problem(const std::string& key, const std::string& value);
   // What rates are measured in ("GB/s", "TFLOP/s", ...) and the device limit they are a fraction
@@ -129,8 +129,5 @@ class Report {
   std::vector<std::string> notes_;
   std::vector<Table> tables_;
 };
-
-// Prints a Table to stdout with aligned columns.
-void print_table(const Table& t);
 
 }  // namespace gpu100

@@ -21,11 +21,9 @@ struct Tolerance {
   const char* name = "exact";
 
   static constexpr Tolerance Exact() { return {0, 0, true, "exact"}; }
-  static constexpr Tolerance FP64() { return {1e-12, 1e-10, false, "fp64"}; }
   static constexpr Tolerance FP32() { return {1e-5, 1e-4, false, "fp32"}; }
   static constexpr Tolerance TF32() { return {1e-3, 1e-2, false, "tf32"}; }
   static constexpr Tolerance FP16() { return {1e-2, 5e-2, false, "fp16"}; }
-  static constexpr Tolerance BF16() { return {2e-2, 1e-1, false, "bf16"}; }
   static constexpr Tolerance Custom(double rel_l2, double max_abs_rel) {
     return {rel_l2, max_abs_rel, false, "custom"};
   }
@@ -59,6 +57,7 @@ class ErrorStats {
   int64_t count_ = 0, nonfinite_ = 0, mismatches_ = 0, worst_ = -1;
 };
 
+namespace detail {
 template <class T>
 inline double to_double(const T& x) {
   return static_cast<double>(static_cast<float>(x));  // works for __half / __nv_bfloat16 too
@@ -68,12 +67,14 @@ inline double to_double(int64_t x) { return static_cast<double>(x); }
 inline double to_double(uint64_t x) { return static_cast<double>(x); }
 inline double to_double(int32_t x) { return x; }
 inline double to_double(uint32_t x) { return x; }
+}  // namespace detail
 
 // Compare n elements of got (GPU) with ref (CPU reference).
 template <class G, class R>
 CheckResult compare(const G* got, const R* ref, size_t n, Tolerance tol) {
   ErrorStats s(tol);
-  for (size_t i = 0; i < n; ++i) s.add(to_double(got[i]), to_double(ref[i]), int64_t(i));
+  for (size_t i = 0; i < n; ++i)
+    s.add(detail::to_double(got[i]), detail::to_double(ref[i]), int64_t(i));
   return s.finish();
 }
 template <class VG, class VR>
@@ -87,6 +88,7 @@ CheckResult compare(const VG& got, const VR& ref, Tolerance tol) {
   return compare(got.data(), ref.data(), got.size(), tol);
 }
 
+namespace detail {
 // Bit-exact comparison: integers with ==, floating-point values by their bit patterns (so -0 and
 // +0 differ, and a NaN never equals anything).
 template <class T>
@@ -97,6 +99,7 @@ bool same_bits(const T& a, const T& b) {
     return a == b;
   }
 }
+}  // namespace detail
 
 template <class T>
 CheckResult compare_exact(const T* got, const T* ref, size_t n) {
@@ -105,11 +108,11 @@ CheckResult compare_exact(const T* got, const T* ref, size_t n) {
   r.tolerance = "exact";
   r.count = int64_t(n);
   for (size_t i = 0; i < n; ++i) {
-    if (!same_bits(got[i], ref[i])) {
+    if (!detail::same_bits(got[i], ref[i])) {
       if (r.mismatches == 0) {
         r.worst_index = int64_t(i);
-        r.worst_got = to_double(got[i]);
-        r.worst_ref = to_double(ref[i]);
+        r.worst_got = detail::to_double(got[i]);
+        r.worst_ref = detail::to_double(ref[i]);
       }
       ++r.mismatches;
     }
