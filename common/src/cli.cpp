@@ -344,10 +344,6 @@ BenchOptions Context::bench_options(bool flush_l2) const {
   return o;
 }
 
-Stats Context::bench(const std::function<void(cudaStream_t)>& fn, bool flush_l2) const {
-  return benchmark(fn, bench_options(flush_l2));
-}
-
 CopyProbe Context::copy_baseline(size_t bytes) {
   CopyProbe p = measure_copy_bandwidth(bytes, bench_options(true));
   report_.baseline("copy", p.time, p.gbps);
@@ -356,26 +352,6 @@ CopyProbe Context::copy_baseline(size_t bytes) {
                            double(p.bytes) / (1 << 20),
                            p.bytes < bytes ? ", capped: past a few L2 sizes the rate is flat" : ""));
   return p;
-}
-
-CheckResult Context::run_version(const std::string& name,
-                                 const std::function<void(cudaStream_t)>& launch,
-                                 const std::function<void()>& poison,
-                                 const std::function<CheckResult()>& check, double work,
-                                 bool flush_l2) {
-  return measure({.name = name, .launch = launch, .reset = poison, .check = check, .work = work,
-                  .flush_l2 = flush_l2})
-      .check;
-}
-
-CheckResult Context::run_vendor_version(const std::string& name,
-                                        const std::function<void(cudaStream_t)>& launch,
-                                        const std::function<void()>& poison,
-                                        const std::function<CheckResult()>& check, double work,
-                                        bool flush_l2) {
-  return measure({.name = name, .launch = launch, .reset = poison, .check = check, .work = work,
-                  .vendor = true, .flush_l2 = flush_l2})
-      .check;
 }
 
 void Context::vendor_not_run(const std::string& name) {

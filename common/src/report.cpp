@@ -120,15 +120,6 @@ double Report::rate(double work, double ms) const {
   throw std::invalid_argument("Report::rate: no conversion for unit " + unit_);
 }
 
-std::string format_doubles(const char* fmt, double a, double b, double c, double d) {
-  const int len = std::snprintf(nullptr, 0, fmt, a, b, c, d);
-  if (len <= 0) return "";
-  std::string out(size_t(len) + 1, '\0');
-  std::snprintf(out.data(), out.size(), fmt, a, b, c, d);
-  out.resize(size_t(len));
-  return out;
-}
-
 const VersionResult* Report::find(const std::string& name) const {
   for (const VersionResult& v : versions_)
     if (v.name == name) return &v;

@@ -235,13 +235,18 @@ TEST(Emulation, VendorVersionIsNotRunUnderTheEmulator) {
   Day day(true);
   EXPECT_FALSE(day.ctx->vendor_libraries());
   int calls = 0;
-  const gpu100::CheckResult c = day.ctx->run_vendor_version(
-      "cublas_thing", [&](cudaStream_t) { ++calls; }, [&] { ++calls; },
-      [&] {
-        ++calls;
-        return verdict(true);
-      },
-      1.0);
+  const gpu100::CheckResult c = day.ctx
+                                     ->measure({.name = "cublas_thing",
+                                                .launch = [&](cudaStream_t) { ++calls; },
+                                                .reset = [&] { ++calls; },
+                                                .check =
+                                                    [&] {
+                                                      ++calls;
+                                                      return verdict(true);
+                                                    },
+                                                .work = 1.0,
+                                                .vendor = true})
+                                     .check;
   EXPECT_EQ(calls, 0);
   EXPECT_FALSE(c.checked);
   ASSERT_EQ(day.report.versions().size(), 1u);
@@ -253,8 +258,11 @@ TEST(Emulation, VendorVersionIsNotRunUnderTheEmulator) {
 
 TEST(Emulation, VendorVersionNotSelectedIsNotRecorded) {
   Day day(true, {"--kernel", "own"});
-  day.ctx->run_vendor_version(
-      "cublas_thing", [](cudaStream_t) {}, [] {}, [] { return verdict(true); }, 1.0);
+  day.ctx->measure({.name = "cublas_thing",
+                    .launch = [](cudaStream_t) {},
+                    .check = [] { return verdict(true); },
+                    .work = 1.0,
+                    .vendor = true});
   EXPECT_TRUE(day.report.versions().empty());
 }
 

@@ -39,12 +39,6 @@ TEST(Report, FindReturnsTheRecordedVersionOrNull) {
   EXPECT_EQ(r.find("c"), nullptr);
 }
 
-TEST(Report, FormatDoublesHasNoLengthLimit) {
-  const std::string tail(300, 'x');
-  const std::string s = gpu100::format_doubles(("%.1f MiB and %.0f " + tail).c_str(), 1.25, 7);
-  EXPECT_EQ(s, "1.2 MiB and 7 " + tail);
-}
-
 TEST(Report, UncheckedVersionDoesNotPass) {
   gpu100::Report r("day001", "vector_add");
   r.add("a", ms(1), 10, gpu100::CheckResult{});

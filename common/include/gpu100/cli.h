@@ -184,25 +184,9 @@ class Context {
   // NOT RUN - neither a pass nor a failure - and the day is judged by the versions that ran.
   bool vendor_libraries() const;
 
-  // --- deprecated: the positional API of the days not yet moved to measure(); to be removed
-  // once the last of them is.
   // Under the emulator the L2 flush is left out: it exists for GPU timings, and would only cost
   // emulated time there.
   BenchOptions bench_options(bool flush_l2 = true) const;
-  // Times fn with the --iters/--warmup of the command line.
-  Stats bench(const std::function<void(cudaStream_t)>& fn, bool flush_l2 = true) const;
-  // measure() of a version with positional arguments; returns its check.
-  CheckResult run_version(const std::string& name,
-                          const std::function<void(cudaStream_t)>& launch,
-                          const std::function<void()>& poison,
-                          const std::function<CheckResult()>& check, double work,
-                          bool flush_l2 = true);
-  // run_version of a version that calls a vendor library (.vendor = true).
-  CheckResult run_vendor_version(const std::string& name,
-                                 const std::function<void(cudaStream_t)>& launch,
-                                 const std::function<void()>& poison,
-                                 const std::function<CheckResult()>& check, double work,
-                                 bool flush_l2 = true);
   // Records `name` (a version, a table, a sweep) as NOT RUN because it needs a vendor library,
   // for a day that cannot even set it up under the emulator.
   void vendor_not_run(const std::string& name);

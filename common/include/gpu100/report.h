@@ -50,11 +50,6 @@ struct VersionResult {
 // anything else, including no versions.
 enum class Outcome { Pass, Fail, Skip };
 
-// Deprecated (days build notes with one fmt::format call): printf into a std::string of any
-// length, every value passed as a double (use %f/%g/%e conversions, not %d).
-std::string format_doubles(const char* fmt, double a = 0, double b = 0, double c = 0,
-                           double d = 0);
-
 class Report {
  public:
   Report(std::string day, std::string topic);
