@@ -21,8 +21,8 @@
 # Every gpu case has an emu twin (NAME.emu.quick, NAME.emu.caseN): the same program and arguments
 # plus --iters 1 --warmup 0, with the emulator's libcudart.so.13 first on the library path and
 # GPU100_REQUIRE_GPU=1 and GPU100_REQUIRE_EMULATOR=1, so it passes only by running emulated, and
-# with every check of the emulator on (GPU100_EMU_CHECK=all: a race, an uninitialized read or a
-# synchronization error fails it). It
+# with every check of the emulator on (GPU100_EMU_CHECK=all, or what GPU100_EMU_CHECKS says: a race,
+# an uninitialized read or a synchronization error fails it). It
 # skips (77) only when no version of the day can run there (a day whose versions all call cuBLAS).
 # The emulator interprets every thread on the CPU, far slower than a GPU: where a TEST_ARGS case
 # would take it more than a few minutes, give EMU_ARGS, a list that replaces TEST_ARGS under the
@@ -121,7 +121,7 @@ function(gpu100_day name source)
     # or no device); ctest then reports the test as not run instead.
     set_tests_properties(${emu_tests} PROPERTIES
       LABELS emu SKIP_RETURN_CODE 77 TIMEOUT 600
-      ENVIRONMENT "GPU100_REQUIRE_GPU=1;GPU100_REQUIRE_EMULATOR=1;GPU100_EMU_CHECK=all"
+      ENVIRONMENT "GPU100_REQUIRE_GPU=1;GPU100_REQUIRE_EMULATOR=1;GPU100_EMU_CHECK=${GPU100_EMU_CHECKS}"
       ENVIRONMENT_MODIFICATION "LD_LIBRARY_PATH=path_list_prepend:${GPU100_EMU_LIB_DIR}"
       REQUIRED_FILES "${GPU100_EMU_LIB_DIR}/libcudart.so.13")
   endif()

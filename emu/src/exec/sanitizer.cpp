@@ -25,7 +25,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <map>
+#include <new>
 #include <memory>
 #include <tuple>
 #include <unordered_map>
@@ -159,6 +161,10 @@ bool covers(const VC* v, uint64_t block, uint32_t t, uint32_t clock) {
   return false;
 }
 
+inline bool knows(const VCRef& v, uint64_t block, uint32_t t, uint32_t clock) {
+  return v && covers(v.get(), block, t, clock);
+}
+
 // The clock without the entries of `block` (a barrier of the whole block subsumes them).
 VCRef strip(const VCRef& v, uint64_t block) {
   if (!v) return v;
@@ -176,79 +182,140 @@ VCRef strip(const VCRef& v, uint64_t block) {
 // Shadow memory: per 4-byte granule the last write and up to two reads since it. A granule
 // accessed below its size (bytes, halves) is split into four byte cells, so that threads writing
 // neighbouring bytes do not conflict.
-struct Rec {
-  uint32_t key = 0;    // the thread: block * threads_per_block + thread
-  uint32_t clock = 0;  // its clock at the access; 0: none
+//
+// Global memory records name the thread by its index in the grid, with the instruction and its
+// flags: 12 bytes. Shared memory is the block's own, so a record there packs the thread within the
+// block, the instruction, the flags and the clock into 64 bits.
+struct GRec {
+  uint32_t key = 0;    // block * threads_per_block + thread
+  uint32_t clock = 0;  // the thread's clock at the access; 0: none
   uint32_t pc = 0;     // instruction (low 24 bits) and flags
+};
+struct GCell {
+  GRec w, r[2];
 };
 constexpr uint32_t kPcMask = 0x00FFFFFFu;
 constexpr uint32_t fStrong = 1u << 24, fAtomic = 1u << 25, fCta = 1u << 26;
 constexpr uint32_t fRelease = 1u << 27;  // a write right after a fence, or .release
-constexpr uint32_t fSplit = 1u << 31;  // granule cell: its bytes are in the byte cells
-struct Cell {
-  Rec w, r[2];
-};
+constexpr uint32_t fSplit = 1u << 31;    // granule cell: its bytes are in the byte cells
 
-struct Region {
-  Cell* cells = nullptr;
-  Cell* bytes = nullptr;
-  uint64_t granules = 0;
+// Shared: clock (bits 0-31), instruction (32-49), strong, atomic, release, split (50-53), thread
+// (54-63).
+using SRec = uint64_t;
+struct SCell {
+  SRec w, r[2];
+};
+constexpr int kSPcBits = 18;
+constexpr uint64_t sStrong = 1ull << 50, sAtomic = 1ull << 51, sRelease = 1ull << 52,
+                   sSplit = 1ull << 53;
+inline uint32_t s_clock(SRec r) { return uint32_t(r); }
+inline uint32_t s_pc(SRec r) { return uint32_t(r >> 32) & ((1u << kSPcBits) - 1); }
+inline uint32_t s_tid(SRec r) { return uint32_t(r >> 54); }
+inline SRec s_make(uint32_t clock, uint32_t pc, uint64_t flags, uint32_t tid) {
+  return uint64_t(clock) | (uint64_t(pc & ((1u << kSPcBits) - 1)) << 32) | flags | (uint64_t(tid) << 54);
+}
+inline bool is_split(const GCell& c) { return c.w.pc & fSplit; }
+inline bool is_split(const SCell& c) { return c.w & sSplit; }
+inline void mark_split(GCell& c) { c = GCell{}; c.w.pc = fSplit; }
+inline void mark_split(SCell& c) { c = SCell{}; c.w = sSplit; }
+
+// The shadow of a memory range, in chunks of 16 granules (64 bytes of memory), each made when the
+// range is first touched there: a strided or pitched access pattern pays for what it touches.
+constexpr uint64_t kChunkGranules = 16;
+template <class Cell>
+class Region {
+ public:
+  Region() = default;
+  Region(const Region&) = delete;
+  Region& operator=(const Region&) = delete;
+  ~Region() { release(); }
+  uint64_t bytes() const { return nchunks_ * kChunkGranules * 4; }
   void ensure(uint64_t nbytes) {
-    const uint64_t g = (nbytes + 3) / 4;
-    if (g <= granules) return;
+    const uint64_t n = (nbytes + kChunkGranules * 4 - 1) / (kChunkGranules * 4);
+    if (n <= nchunks_) return;
     release();
-    cells = static_cast<Cell*>(std::calloc(g, sizeof(Cell)));
-    granules = g;
+    chunks_ = static_cast<Cell**>(std::calloc(n, sizeof(Cell*)));
+    if (chunks_) nchunks_ = n;
   }
-  Cell* byte_cells() {
-    if (!bytes) bytes = static_cast<Cell*>(std::calloc(granules * 4, sizeof(Cell)));
-    return bytes;
+  bool ok() const { return chunks_ != nullptr; }
+  Cell& granule(uint64_t g) {
+    Cell*& c = chunks_[g / kChunkGranules];
+    if (__builtin_expect(!c, 0)) c = carve(kChunkGranules);
+    return c[g % kChunkGranules];
+  }
+  Cell* byte_cells(uint64_t g) {  // the four byte cells of granule g
+    if (!bytes_) bytes_ = static_cast<Cell**>(std::calloc(nchunks_, sizeof(Cell*)));
+    if (!bytes_) throw std::bad_alloc();
+    Cell*& c = bytes_[g / kChunkGranules];
+    if (!c) c = carve(4 * kChunkGranules);
+    return c + 4 * (g % kChunkGranules);
   }
   void release() {
-    std::free(cells);
-    std::free(bytes);
-    cells = bytes = nullptr;
-    granules = 0;
+    for (void* a : arenas_) std::free(a);
+    arenas_.clear();
+    std::free(chunks_);
+    std::free(bytes_);
+    chunks_ = bytes_ = nullptr;
+    nchunks_ = 0;
+    left_ = 0;
   }
-  ~Region() { release(); }
+
+ private:
+  Cell* carve(uint64_t cells) {
+    if (left_ < cells) {
+      const uint64_t n = std::max<uint64_t>(cells, 1u << 14);
+      void* a = std::calloc(n, sizeof(Cell));
+      if (!a) throw std::bad_alloc();
+      arenas_.push_back(a);
+      next_ = static_cast<Cell*>(a);
+      left_ = n;
+    }
+    Cell* c = next_;
+    next_ += cells;
+    left_ -= cells;
+    return c;
+  }
+  Cell** chunks_ = nullptr;
+  Cell** bytes_ = nullptr;
+  uint64_t nchunks_ = 0;
+  std::vector<void*> arenas_;
+  Cell* next_ = nullptr;
+  uint64_t left_ = 0;
 };
 
 // Global memory: per allocation, the race shadow and, for cudaMalloc memory, one bit per byte
 // that says it was written (by a copy, a memset or a kernel) since the allocation.
 struct GShadow {
-  Region race;
+  Region<GCell> race;
   uint64_t* init = nullptr;  // null: not tracked (host-mapped, __device__, workspace: initialized)
   uint64_t bytes = 0;
   ~GShadow() { std::free(init); }
 };
 
+// Bit ranges, a 64-bit word at a time.
+inline uint64_t bit_range(uint64_t from, uint64_t n) {  // within one word: from % 64 + n <= 64
+  return (n >= 64 ? ~0ull : (1ull << n) - 1) << (from & 63);
+}
 bool bits_all(const uint64_t* b, uint64_t from, uint64_t n) {
-  for (uint64_t i = from; i < from + n;) {
-    if ((i & 63) == 0 && i + 64 <= from + n) {
-      if (b[i >> 6] != ~0ull) return false;
-      i += 64;
-    } else {
-      if (!((b[i >> 6] >> (i & 63)) & 1)) return false;
-      ++i;
-    }
+  while (n) {
+    const uint64_t k = std::min<uint64_t>(64 - (from & 63), n), m = bit_range(from, k);
+    if ((b[from >> 6] & m) != m) return false;
+    from += k;
+    n -= k;
   }
   return true;
 }
 void bits_set(uint64_t* b, uint64_t from, uint64_t n) {
-  for (uint64_t i = from; i < from + n;) {
-    if ((i & 63) == 0 && i + 64 <= from + n) {
-      b[i >> 6] = ~0ull;
-      i += 64;
-    } else {
-      b[i >> 6] |= 1ull << (i & 63);
-      ++i;
-    }
+  while (n) {
+    const uint64_t k = std::min<uint64_t>(64 - (from & 63), n);
+    b[from >> 6] |= bit_range(from, k);
+    from += k;
+    n -= k;
   }
 }
 
 // ---------------------------------------------------------------------------------------------
 struct TState {
-  uint32_t clock = 0;
   VCRef vc;       // what the thread knows of others
   VCRef fence;    // what it knew at its last fence: a later strong write publishes it
   VCRef pending;  // taken by strong reads, known once a fence or barrier follows
@@ -256,16 +323,14 @@ struct TState {
 };
 
 struct BarState {
-  VCRef join;
-  std::vector<Entry> arrivals;
-  std::vector<uint32_t> waiters;
+  VCRef join;                    // what the arriving threads knew
+  std::vector<Entry> arrivals;   // bar.arrive: the thread and its clock when it arrived
   uint32_t nsync = 0, narrive = 0;
-  int64_t pc = -1;  // the instruction of the first arrival, for the whole-block check
+  int64_t pc = -1;  // the instruction of the first .aligned arrival, for the whole-block check
   uint32_t first_thread = 0;
   void reset() {
     join.reset();
     arrivals.clear();
-    waiters.clear();
     nsync = narrive = 0;
     pc = -1;
   }
@@ -279,15 +344,32 @@ struct BlockState {
   uint32_t key_base = 0;  // key of thread 0
   uint32_t start = 0;     // the clock the block started at: shared memory written before is not
   uint32_t floor = 0;     // accesses of the block with a lower clock are ordered before all later
+  uint32_t top = 0;       // the highest clock any thread of the block has had
   std::vector<TState> t;
-  Region shared;
+  std::vector<uint32_t> with_vc;  // threads whose vector clock was set since the last barrier
+  Region<SCell> shared;
   std::unordered_map<uint64_t, VCRef> shared_sync;
   BarState bars[16];
-  uint32_t max_clock() const {
-    uint32_t m = floor;
-    for (const TState& s : t) m = std::max(m, s.clock);
-    return m;
+  // A thread's clock is its own count or the floor, whichever is higher: a barrier of the whole
+  // block raises every clock by raising the floor.
+  uint32_t clock_of(uint32_t i) const { return std::max(own_[i], floor); }
+  void tick(uint32_t i) {
+    own_[i] = clock_of(i) + 1;
+    top = std::max(top, own_[i]);
   }
+  void set_vc(uint32_t i, VCRef v) {
+    if (!t[i].vc) with_vc.push_back(i);
+    t[i].vc = std::move(v);
+  }
+  void reset_threads(uint32_t n, uint32_t start) {
+    own_.assign(n, start);
+    t.assign(n, TState{});
+    with_vc.clear();
+    floor = top = start;
+  }
+
+ private:
+  std::vector<uint32_t> own_;
 };
 
 namespace {
@@ -351,9 +433,28 @@ std::string place(const Allocation* al, uint64_t a) {
   return buf;
 }
 
+const char* access_name(uint32_t kind) {
+  return (kind & kAtomic) ? "atomic" : (kind & kWrite) ? "write" : "read";
+}
+
+// ---------------------------------------------------------------------------------------------
+// One lane's access.
+struct Ctx {
+  Exec* x;
+  BlockState* bs;
+  TState* ts;
+  uint32_t t, clock, kind, pc;
+  uint64_t addr;
+  uint32_t size;
+  const Allocation* al;  // global memory
+  uint32_t uninit = 0;   // shared bytes read before any thread of the block wrote them
+  uint32_t reported[4] = {};
+  int nreported = 0;
+};
+
 // Records a finding; the message is built only the first time.
-template <class Text>
-void note(int kind, uint32_t pc_a, uint32_t pc_b, Text text) {
+__attribute__((noinline, cold)) void note(int kind, uint32_t pc_a, uint32_t pc_b,
+                                          const std::function<std::string()>& text) {
   LaunchState& L = G().launch;
   Finding& f = L.findings[{kind, pc_a, pc_b}];
   if (f.count++ == 0) {
@@ -362,33 +463,22 @@ void note(int kind, uint32_t pc_a, uint32_t pc_b, Text text) {
   }
 }
 
-const char* access_name(uint32_t kind) {
-  return (kind & kAtomic) ? "atomic" : (kind & kWrite) ? "write" : "read";
-}
-
-// ---------------------------------------------------------------------------------------------
-// One lane's access, granule by granule.
-struct Walk {
-  Exec* x;
-  BlockState* bs;
-  TState* ts;
-  uint32_t t, key, kind, pc, recpc;  // recpc: pc with the record flags
-  uint32_t lo;                       // records below this clock are ordered (or absent)
-  bool shared, race, init_shared;
-  uint32_t uninit = 0;               // shared bytes read before any thread of the block wrote them
-  uint64_t addr;                     // for messages
-  uint32_t size;
-  const Allocation* al;
-  uint32_t reported[4];
-  int nreported = 0;
-};
-
-inline bool ordered(const Walk& w, const Rec& r) {
-  if (r.clock < w.lo || r.key == w.key) return true;
-  const BlockState& bs = *w.bs;
-  const uint32_t d = r.key - bs.key_base;
-  if (d < bs.tpb) return r.clock < bs.floor || covers(w.ts->vc.get(), bs.block, d, r.clock);
-  return covers(w.ts->vc.get(), r.key / bs.tpb, r.key % bs.tpb, r.clock);
+__attribute__((noinline, cold)) void race(Ctx& c, bool shared, uint64_t prev_block,
+                                          uint32_t prev_t, uint32_t prev_pc, const char* prev_name) {
+  for (int i = 0; i < c.nreported; ++i)
+    if (c.reported[i] == prev_pc) return;  // one count per access and earlier instruction
+  if (c.nreported < 4) c.reported[c.nreported++] = prev_pc;
+  note(shared ? fRaceShared : fRaceGlobal, prev_pc, c.pc, [&] {
+    const Exec& x = *c.x;
+    const Launch& l = *x.l;
+    return "kernel " + x.k->name + ", " + thread_name(l, c.bs->block, c.t) + ", " +
+           source_of(*x.k, c.pc) + ": race on " + (shared ? "shared" : "global") +
+           " memory at address " + hex(c.addr) + (shared ? "" : place(c.al, c.addr)) + ": this " +
+           access_name(c.kind) + " of " + std::to_string(c.size) + " bytes and an earlier " +
+           prev_name + " by " + thread_name(l, prev_block, prev_t) + ", " +
+           source_of(*x.k, prev_pc) +
+           ", with no barrier, __syncwarp or release/acquire ordering them";
+  });
 }
 
 // Two strong accesses do not race (PTX: morally strong), unless one is .cta-scoped and they are
@@ -396,98 +486,116 @@ inline bool ordered(const Walk& w, const Rec& r) {
 // warp and the store is no release (no fence right before it): that is warp-synchronous code,
 // which independent thread scheduling does not order. (A flag one lane sets after a fence and
 // another lane of the warp spins on is message passing, and is not reported.)
-inline bool exempt(const Walk& w, const Rec& r, bool prev_is_write) {
-  if (!(r.pc & fStrong) || !(w.kind & kStrong)) return false;
-  const uint32_t d = r.key - w.bs->key_base;
-  const bool same_block = d < w.bs->tpb;
-  if (((r.pc & fCta) || (w.kind & kCta)) && !same_block) return false;
-  if ((r.pc & fAtomic) || (w.kind & kAtomic)) return true;
-  if (!same_block || d / 32 != w.t / 32) return true;
-  return ((prev_is_write ? r.pc : w.recpc) & fRelease) != 0;
+inline bool exempt_pair(bool both_strong, bool any_atomic, bool same_warp, bool write_released) {
+  if (!both_strong) return false;
+  if (any_atomic || !same_warp) return true;
+  return write_released;
 }
 
-void race(Walk& w, const Rec& r, const char* prev_name) {
-  const uint32_t prev_pc = r.pc & kPcMask;
-  for (int i = 0; i < w.nreported; ++i)
-    if (w.reported[i] == prev_pc) return;  // one count per access and earlier instruction
-  if (w.nreported < 4) w.reported[w.nreported++] = prev_pc;
-  note(w.shared ? fRaceShared : fRaceGlobal, prev_pc, w.pc, [&] {
-    const Exec& x = *w.x;
-    const Launch& l = *x.l;
-    const BlockState& bs = *w.bs;
-    std::string s = "kernel " + x.k->name + ", " + thread_name(l, bs.block, w.t) + ", " +
-                    source_of(*x.k, w.pc) + ": race on " + (w.shared ? "shared" : "global") +
-                    " memory at address " + hex(w.addr) + (w.shared ? "" : place(w.al, w.addr)) +
-                    ": this " + access_name(w.kind) + " of " + std::to_string(w.size) +
-                    " bytes and an earlier " + prev_name + " by " +
-                    thread_name(l, r.key / bs.tpb, r.key % bs.tpb) + ", " +
-                    source_of(*x.k, prev_pc) +
-                    ", with no barrier, __syncwarp or release/acquire ordering them";
-    return s;
-  });
+// --- shared memory ------------------------------------------------------------------------------
+inline bool s_ordered(const Ctx& c, SRec r) {
+  const uint32_t clock = s_clock(r), tid = s_tid(r);
+  return clock < c.bs->floor || tid == c.t || knows(c.ts->vc, c.bs->block, tid, clock);
+}
+inline bool s_exempt(const Ctx& c, SRec r, uint64_t me, bool prev_is_write) {
+  return exempt_pair((r & sStrong) && (c.kind & kStrong), (r & sAtomic) || (c.kind & kAtomic),
+                     s_tid(r) / 32 == c.t / 32, ((prev_is_write ? r : me) & sRelease) != 0);
 }
 
-inline void cell_op(Walk& w, Cell& c, uint32_t nbytes) {
-  const bool rd = w.kind & kRead, wr = w.kind & kWrite;
-  if (w.init_shared && rd && c.w.clock < w.bs->start) w.uninit += nbytes;
-  if (w.race) {
-    if (c.w.clock >= w.lo && !ordered(w, c.w) && !exempt(w, c.w, true))
-      race(w, c.w, (c.w.pc & fAtomic) ? "atomic" : "write");
+inline void s_op(Ctx& c, SCell& cell, uint32_t nbytes, uint64_t me, bool race_on, bool init_on) {
+  const bool rd = c.kind & kRead, wr = c.kind & kWrite;
+  if (init_on && rd && s_clock(cell.w) < c.bs->start) c.uninit += nbytes;
+  if (race_on) {
+    if (!s_ordered(c, cell.w) && !s_exempt(c, cell.w, me, true))
+      race(c, true, c.bs->block, s_tid(cell.w), s_pc(cell.w), (cell.w & sAtomic) ? "atomic" : "write");
     if (wr)
-      for (const Rec& r : c.r)
-        if (r.clock >= w.lo && !ordered(w, r) && !exempt(w, r, false))
-          race(w, r, (r.pc & fAtomic) ? "atomic" : "read");
+      for (SRec r : cell.r)
+        if (!s_ordered(c, r) && !s_exempt(c, r, me, false))
+          race(c, true, c.bs->block, s_tid(r), s_pc(r), (r & sAtomic) ? "atomic" : "read");
   }
-  const Rec me{w.key, w.ts->clock, w.recpc};
   if (wr) {
-    c.w = me;
-    c.r[0].clock = c.r[1].clock = 0;
+    cell.w = me;
+    cell.r[0] = cell.r[1] = 0;
     return;
   }
   // A read replaces a read it follows (the same thread's, or one ordered before it): any write
   // ordered after this one is ordered after that one too. Two unordered readers are kept; a third
   // replaces the second (a write racing only with a forgotten reader goes unreported).
-  for (Rec& r : c.r) {
-    if (r.clock < w.lo || r.key == w.key || ordered(w, r)) {
-      r = me;
-      return;
-    }
-  }
-  c.r[1] = me;
+  if (s_ordered(c, cell.r[0])) cell.r[0] = me;
+  else if (s_ordered(c, cell.r[1])) cell.r[1] = me;
+  else cell.r[1] = me;
 }
 
-void walk(Walk& w, Region& reg, uint64_t off) {
-  const uint64_t end = off + w.size;
+// --- global memory ------------------------------------------------------------------------------
+inline bool g_ordered(const Ctx& c, const GRec& r, uint32_t base) {
+  if (r.clock < base || r.key == c.bs->key_base + c.t) return true;
+  const BlockState& bs = *c.bs;
+  const uint32_t d = r.key - bs.key_base;
+  if (d < bs.tpb) return r.clock < bs.floor || knows(c.ts->vc, bs.block, d, r.clock);
+  return knows(c.ts->vc, r.key / bs.tpb, r.key % bs.tpb, r.clock);
+}
+inline bool g_exempt(const Ctx& c, const GRec& r, uint32_t mepc, bool prev_is_write) {
+  if (!(r.pc & fStrong) || !(c.kind & kStrong)) return false;
+  const uint32_t d = r.key - c.bs->key_base;
+  const bool same_block = d < c.bs->tpb;
+  if (((r.pc & fCta) || (c.kind & kCta)) && !same_block) return false;
+  return exempt_pair(true, (r.pc & fAtomic) || (c.kind & kAtomic), same_block && d / 32 == c.t / 32,
+                     ((prev_is_write ? r.pc : mepc) & fRelease) != 0);
+}
+
+inline void g_op(Ctx& c, GCell& cell, const GRec& me, uint32_t base) {
+  const bool wr = c.kind & kWrite;
+  const uint32_t tpb = c.bs->tpb;
+  if (!g_ordered(c, cell.w, base) && !g_exempt(c, cell.w, me.pc, true))
+    race(c, false, cell.w.key / tpb, cell.w.key % tpb, cell.w.pc & kPcMask,
+         (cell.w.pc & fAtomic) ? "atomic" : "write");
+  if (wr) {
+    for (const GRec& r : cell.r)
+      if (!g_ordered(c, r, base) && !g_exempt(c, r, me.pc, false))
+        race(c, false, r.key / tpb, r.key % tpb, r.pc & kPcMask, (r.pc & fAtomic) ? "atomic" : "read");
+    cell.w = me;
+    cell.r[0].clock = cell.r[1].clock = 0;
+    return;
+  }
+  if (g_ordered(c, cell.r[0], base)) cell.r[0] = me;
+  else if (g_ordered(c, cell.r[1], base)) cell.r[1] = me;
+  else cell.r[1] = me;
+}
+
+// Visits the cells of [off, off + size): whole granules, or the byte cells of split ones.
+template <class Cell, class Op>
+inline void walk(Region<Cell>& reg, uint64_t off, uint32_t size, Op op) {
+  const uint64_t end = off + size;
   for (uint64_t g = off >> 2; g <= (end - 1) >> 2; ++g) {
-    Cell& c = reg.cells[g];
+    Cell& c = reg.granule(g);
     const uint64_t gs = std::max(off, g * 4), ge = std::min(end, g * 4 + 4);
-    if (ge - gs == 4 && !(c.w.pc & fSplit)) {
-      cell_op(w, c, 4);
+    if (ge - gs == 4 && !is_split(c)) {
+      op(c, 4u);
       continue;
     }
-    if (!reg.byte_cells()) continue;
-    Cell* bytes = reg.byte_cells() + g * 4;
-    if (!(c.w.pc & fSplit)) {
+    Cell* bytes = reg.byte_cells(g);
+    if (!is_split(c)) {
       for (int i = 0; i < 4; ++i) bytes[i] = c;
-      c = Cell{};
-      c.w.pc = fSplit;
+      mark_split(c);
     }
-    for (uint64_t b = gs; b < ge; ++b) cell_op(w, bytes[b - g * 4], 1);
+    for (uint64_t b = gs; b < ge; ++b) op(bytes[b - g * 4], 1u);
   }
 }
 
-VCRef snapshot(const BlockState& bs, uint32_t t, const TState& ts) {
-  return join(ts.vc, make_vc({{vkey(bs.block, t), ts.clock}, {vkey(bs.block, kFloor), bs.floor}}));
+VCRef snapshot(const BlockState& bs, uint32_t t) {
+  return join(bs.t[t].vc,
+              make_vc({{vkey(bs.block, t), bs.clock_of(t)}, {vkey(bs.block, kFloor), bs.floor}}));
 }
 
 // Release and acquire through a strong access of location `loc`.
-void sync_through(BlockState& bs, uint32_t t, TState& ts, uint32_t kind,
-                  std::unordered_map<uint64_t, VCRef>& sync, uint64_t loc) {
+void sync_through(BlockState& bs, uint32_t t, uint32_t kind, std::unordered_map<uint64_t, VCRef>& sync,
+                  uint64_t loc) {
+  TState& ts = bs.t[t];
   if (kind & kWrite) {
     if (kind & kRelease) {
       VCRef& s = sync[loc];
-      s = join(s, snapshot(bs, t, ts));
-      ++ts.clock;
+      s = join(s, snapshot(bs, t));
+      bs.tick(t);
     } else if (ts.fence) {
       VCRef& s = sync[loc];
       s = join(s, ts.fence);
@@ -496,93 +604,106 @@ void sync_through(BlockState& bs, uint32_t t, TState& ts, uint32_t kind,
   if ((kind & kRead) && !sync.empty()) {
     auto it = sync.find(loc);
     if (it != sync.end() && it->second) {
-      if (kind & kAcquire) ts.vc = join(ts.vc, it->second);
+      if (kind & kAcquire) bs.set_vc(t, join(ts.vc, it->second));
       else ts.pending = join(ts.pending, it->second);
     }
   }
 }
 
+__attribute__((noinline, cold)) void uninit_shared(Ctx& c) {
+  note(fInitShared, c.pc, 0, [&] {
+    const Exec& x = *c.x;
+    return "kernel " + x.k->name + ", " + thread_name(*x.l, c.bs->block, c.t) + ", " +
+           source_of(*x.k, c.pc) + ": uninitialized shared memory read of " +
+           std::to_string(c.size) + " bytes at address " + hex(c.addr) + ": " +
+           std::to_string(c.uninit) + " of them written by no thread of the block before";
+  });
+}
+
+__attribute__((noinline, cold)) void uninit_global(Ctx& c, const GShadow& g, uint64_t off) {
+  note(fInitGlobal, c.pc, 0, [&] {
+    const Exec& x = *c.x;
+    uint32_t missing = 0;
+    for (uint64_t i = off; i < off + c.size; ++i) missing += !((g.init[i >> 6] >> (i & 63)) & 1);
+    return "kernel " + x.k->name + ", " + thread_name(*x.l, c.bs->block, c.t) + ", " +
+           source_of(*x.k, c.pc) + ": uninitialized global memory read of " +
+           std::to_string(c.size) + " bytes at address " + hex(c.addr) + place(c.al, c.addr) +
+           ": " + std::to_string(missing) +
+           " of them not written since the allocation (by a copy, a memset or a kernel)";
+  });
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
+namespace {
+
+// One lane's access of shared memory (offset a) or global memory (address a in allocation al).
+inline void access_lane(Exec& x, BlockState* bs, uint32_t pc, bool shared, uint64_t a, uint32_t size,
+                        int lane, uint32_t kind, const Allocation* al) {
+  const uint32_t t = x.w->index * 32 + uint32_t(lane);
+  TState& ts = bs->t[t];
+  bool released = false;
+  if ((kind & kStrong) && (kind & kWrite)) {
+    released = (kind & kRelease) || ts.fenced;
+    ts.fenced = false;
+  }
+  const bool race_on = g_checks & kRace, init_on = g_checks & kInit;
+  Ctx c{&x, bs, &ts, t, bs->clock_of(t), kind, pc, a, size, al};
+  if (shared) {
+    const SRec me = s_make(c.clock, pc,
+                           ((kind & kStrong) ? sStrong : 0) | ((kind & kAtomic) ? sAtomic : 0) |
+                               (released ? sRelease : 0),
+                           t);
+    walk(bs->shared, a, size, [&](SCell& cell, uint32_t n) { s_op(c, cell, n, me, race_on, init_on); });
+    if (__builtin_expect(c.uninit != 0, 0)) uninit_shared(c);
+    if ((kind & kStrong) && race_on) sync_through(*bs, t, kind, bs->shared_sync, a);
+    return;
+  }
+  auto* g = static_cast<GShadow*>(al->shadow);
+  const uint64_t off = a - al->base;
+  if (init_on && g->init) {
+    if ((kind & kRead) && !bits_all(g->init, off, size)) uninit_global(c, *g, off);
+    if (kind & kWrite) bits_set(g->init, off, size);
+  }
+  if (!race_on || !g->race.ok()) return;  // no memory for the shadow of an allocation this large
+  const GRec me{bs->key_base + t, c.clock,
+                (pc & kPcMask) | ((kind & kStrong) ? fStrong : 0) | ((kind & kAtomic) ? fAtomic : 0) |
+                    ((kind & kCta) ? fCta : 0) | (released ? fRelease : 0)};
+  const uint32_t base = G().launch.base;
+  walk(g->race, off, size, [&](GCell& cell, uint32_t) { g_op(c, cell, me, base); });
+  if (kind & kStrong) sync_through(*bs, t, kind, G().launch.sync, a);
+}
+
+// The global allocation holding [a, a + size), with its shadow made.
+inline const Allocation* global_of(uint64_t a, uint32_t size) {
+  const Allocation* al = memory().find(a, size);
+  if (!al) return nullptr;
+  if (!al->shadow) {
+    auto* g = new GShadow;
+    g->bytes = al->bytes;
+    al->shadow = g;
+  }
+  if (g_checks & kRace) static_cast<GShadow*>(al->shadow)->race.ensure(al->bytes);
+  return al;
+}
+
+}  // namespace
+
 void access(Exec& x, uint32_t pc, Space space, uint64_t a, uint32_t size, int lane, uint32_t kind) {
+  BlockState* bs = x.b->san;
+  if (!bs || size == 0) return;
   if (space == Space::generic) {
     if (a - kSharedWindow < kWindowSize) { space = Space::shared; a -= kSharedWindow; }
     else if (a - kLocalWindow < kWindowSize) return;
     else space = Space::global;
   }
-  if (space != Space::shared && space != Space::global && space != Space::konst) return;
-  BlockState* bs = x.b->san;
-  if (!bs || size == 0) return;
-  const uint32_t t = x.w->index * 32 + uint32_t(lane);
-  TState& ts = bs->t[t];
-  Walk w;
-  w.x = &x;
-  w.bs = bs;
-  w.ts = &ts;
-  w.t = t;
-  w.key = bs->key_base + t;
-  w.kind = kind;
-  w.pc = pc;
-  w.recpc = (pc & kPcMask) | ((kind & kStrong) ? fStrong : 0) | ((kind & kAtomic) ? fAtomic : 0) |
-            ((kind & kCta) ? fCta : 0);
-  if ((kind & kStrong) && (kind & kWrite)) {
-    if ((kind & kRelease) || ts.fenced) w.recpc |= fRelease;
-    ts.fenced = false;
-  }
-  w.race = g_checks & kRace;
-  w.addr = a;
-  w.size = size;
-  w.al = nullptr;
   if (space == Space::shared) {
-    w.shared = true;
-    w.init_shared = g_checks & kInit;
-    w.lo = bs->floor;
-    if (a + size > bs->shared.granules * 4 || !bs->shared.cells) return;
-    walk(w, bs->shared, a);
-    if (w.uninit) {
-      note(fInitShared, pc, 0, [&] {
-        return "kernel " + x.k->name + ", " + thread_name(*x.l, bs->block, t) + ", " +
-               source_of(*x.k, pc) + ": uninitialized shared memory read of " +
-               std::to_string(size) + " bytes at address " + hex(a) + ": " +
-               std::to_string(w.uninit) + " of them written by no thread of the block before";
-      });
-    }
-    if ((kind & kStrong) && w.race) sync_through(*bs, t, ts, kind, bs->shared_sync, a);
-    return;
+    if (a + size <= bs->shared.bytes() && bs->shared.ok())
+      access_lane(x, bs, pc, true, a, size, lane, kind, nullptr);
+  } else if (space == Space::global || space == Space::konst) {
+    if (const Allocation* al = global_of(a, size)) access_lane(x, bs, pc, false, a, size, lane, kind, al);
   }
-  const Allocation* al = memory().find(a, size);
-  if (!al) return;
-  w.al = al;
-  auto* g = static_cast<GShadow*>(al->shadow);
-  if (!g) {
-    g = new GShadow;
-    g->bytes = al->bytes;
-    al->shadow = g;
-  }
-  const uint64_t off = a - al->base;
-  if ((g_checks & kInit) && g->init) {
-    if ((kind & kRead) && !bits_all(g->init, off, size)) {
-      note(fInitGlobal, pc, 0, [&] {
-        uint32_t missing = 0;
-        for (uint64_t i = off; i < off + size; ++i) missing += !((g->init[i >> 6] >> (i & 63)) & 1);
-        return "kernel " + x.k->name + ", " + thread_name(*x.l, bs->block, t) + ", " +
-               source_of(*x.k, pc) + ": uninitialized global memory read of " +
-               std::to_string(size) + " bytes at address " + hex(a) + place(al, a) + ": " +
-               std::to_string(missing) +
-               " of them not written since the allocation (by a copy, a memset or a kernel)";
-      });
-    }
-    if (kind & kWrite) bits_set(g->init, off, size);
-  }
-  if (!w.race) return;
-  w.shared = false;
-  w.init_shared = false;
-  w.lo = G().launch.base;
-  g->race.ensure(al->bytes);
-  if (!g->race.cells) return;  // no memory for the shadow of an allocation this large
-  walk(w, g->race, off);
-  if (kind & kStrong) sync_through(*bs, t, ts, kind, G().launch.sync, a);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -593,12 +714,12 @@ void fence(Exec& x, uint32_t mask) {
     const uint32_t t = x.w->index * 32 + uint32_t(__builtin_ctz(m));
     TState& ts = bs->t[t];
     if (ts.pending) {
-      ts.vc = join(ts.vc, ts.pending);
+      bs->set_vc(t, join(ts.vc, ts.pending));
       ts.pending.reset();
     }
-    ts.fence = snapshot(*bs, t, ts);
+    ts.fence = snapshot(*bs, t);
     ts.fenced = true;
-    ++ts.clock;
+    bs->tick(t);
   }
 }
 
@@ -609,14 +730,14 @@ void warp_sync(Exec& x, uint32_t mask) {
   std::vector<Entry> own;
   for (uint32_t m = mask; m; m &= m - 1) {
     const uint32_t t = x.w->index * 32 + uint32_t(__builtin_ctz(m));
-    j = join(j, bs->t[t].vc);
-    own.push_back({vkey(bs->block, t), bs->t[t].clock});
+    if (bs->t[t].vc) j = join(j, bs->t[t].vc);
+    own.push_back({vkey(bs->block, t), bs->clock_of(t)});
   }
   j = join(j, make_vc(std::move(own)));
   for (uint32_t m = mask; m; m &= m - 1) {
-    TState& ts = bs->t[x.w->index * 32 + uint32_t(__builtin_ctz(m))];
-    ts.vc = j;
-    ++ts.clock;
+    const uint32_t t = x.w->index * 32 + uint32_t(__builtin_ctz(m));
+    bs->set_vc(t, j);
+    bs->tick(t);
   }
 }
 
@@ -646,18 +767,19 @@ void bar_arrive(Exec& x, uint32_t id, uint32_t count, uint32_t mask, bool arrive
     const uint32_t t = x.w->index * 32 + uint32_t(__builtin_ctz(m));
     TState& ts = bs->t[t];
     if (!arrive_only && ts.pending) {
-      ts.vc = join(ts.vc, ts.pending);
+      bs->set_vc(t, join(ts.vc, ts.pending));
       ts.pending.reset();
     }
-    B.join = join(B.join, ts.vc);
-    B.arrivals.push_back({vkey(bs->block, t), ts.clock});
+    if (ts.vc && ts.vc != B.join) B.join = join(B.join, ts.vc);
+    // A waiting thread's clock stays as it arrived (plus one) until the release; a thread that
+    // only arrives runs on, so its clock is kept here.
     if (arrive_only) {
+      B.arrivals.push_back({vkey(bs->block, t), bs->clock_of(t)});
       ++B.narrive;
     } else {
       ++B.nsync;
-      B.waiters.push_back(t);
     }
-    ++ts.clock;
+    bs->tick(t);
   }
 }
 
@@ -667,15 +789,30 @@ void bar_release(Block& b, uint32_t id) {
   BarState& B = bs->bars[id];
   if (g_checks & kRace) {
     if (B.narrive == 0 && B.nsync == bs->tpb) {
-      bs->floor = bs->max_clock() + 1;
+      bs->floor = bs->top = bs->top + 1;
       const VCRef cross = strip(B.join, bs->block);
-      for (TState& ts : bs->t) {
-        ts.clock = bs->floor;
-        ts.vc = cross;
+      if (cross) {
+        for (uint32_t i = 0; i < bs->tpb; ++i) bs->t[i].vc = cross;
+        bs->with_vc.resize(bs->tpb);
+        for (uint32_t i = 0; i < bs->tpb; ++i) bs->with_vc[i] = i;
+      } else {
+        for (uint32_t i : bs->with_vc) bs->t[i].vc.reset();
+        bs->with_vc.clear();
       }
     } else {
-      const VCRef j = join(B.join, make_vc(std::move(B.arrivals)));
-      for (uint32_t t : B.waiters) bs->t[t].vc = join(bs->t[t].vc, j);
+      // The waiters are the lanes parked at this barrier.
+      std::vector<uint32_t> waiters;
+      std::vector<Entry> own = std::move(B.arrivals);
+      for (const Warp& w : b.warps)
+        for (uint32_t m = w.parked; m; m &= m - 1) {
+          const int lane = __builtin_ctz(m);
+          if (w.park_bar[lane] != int8_t(id)) continue;
+          const uint32_t t = w.index * 32 + uint32_t(lane);
+          waiters.push_back(t);
+          own.push_back({vkey(bs->block, t), bs->clock_of(t) - 1});
+        }
+      const VCRef j = join(B.join, make_vc(std::move(own)));
+      for (uint32_t t : waiters) bs->set_vc(t, join(bs->t[t].vc, j));
     }
   }
   B.reset();
@@ -699,6 +836,9 @@ void collective_arrive(Exec& x, uint32_t mask) {
     std::snprintf(buf, sizeof buf, ", which one of the two masks names, gives 0x%08x", theirs);
     x.fail(s + buf, lane);
   };
+  bool uniform = true;
+  for (uint32_t m = mask; m; m &= m - 1) uniform &= given[__builtin_ctz(m)] == given[__builtin_ctz(mask)];
+  if (uniform && !w.parked) return;
   for (uint32_t m = mask; m; m &= m - 1) {
     const int lane = __builtin_ctz(m);
     const uint32_t mine = given[lane];
@@ -725,17 +865,15 @@ void block_start(Block& b) {
   if (!b.san) {
     if (g.pool_used == g.pool.size()) g.pool.push_back(std::make_unique<BlockState>());
     b.san = g.pool[g.pool_used++].get();
-    b.san->floor = 0;
-    b.san->t.clear();
+    b.san->top = 0;
   }
   BlockState& s = *b.san;
-  const uint32_t start = std::max(s.max_clock() + 1, g.launch.base);
+  const uint32_t start = std::max(s.top + 1, g.launch.base);
   s.block = b.linear;
   s.tpb = b.nthreads;
   s.key_base = uint32_t(uint64_t(b.linear) * b.nthreads);
-  s.start = s.floor = start;
-  s.t.assign(b.nthreads, TState{});
-  for (TState& ts : s.t) ts.clock = start;
+  s.start = start;
+  s.reset_threads(b.nthreads, start);
   if (g_mem) s.shared.ensure(b.launch->smem_bytes);
   s.shared_sync.clear();
   for (BarState& bar : s.bars) bar.reset();
@@ -761,7 +899,7 @@ void print_findings() {
 void end_launch() {
   Global& g = G();
   uint32_t top = g.next_clock;
-  for (size_t i = 0; i < g.pool_used; ++i) top = std::max(top, g.pool[i]->max_clock() + 1);
+  for (size_t i = 0; i < g.pool_used; ++i) top = std::max(top, g.pool[i]->top + 1);
   g.next_clock = top;
   g.pool_used = 0;
   g.launch.sync.clear();
