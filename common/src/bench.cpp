@@ -1,6 +1,7 @@
 #include "gpu100/bench.h"
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <numeric>
 
@@ -74,19 +75,33 @@ class EventPair {
 
 }  // namespace
 
-Stats benchmark(const std::function<void(cudaStream_t)>& fn, const BenchOptions& o) {
+Stats benchmark(const std::function<void(cudaStream_t)>& fn, const BenchOptions& o,
+                Stats* wall) {
   static L2Flusher flusher;
-  for (int i = 0; i < o.warmup; ++i) fn(o.stream);
+  for (int i = 0; i < o.warmup; ++i) {
+    if (o.prepare) o.prepare(o.stream);
+    fn(o.stream);
+    if (o.idle_start) CUDA_CHECK(cudaStreamSynchronize(o.stream));
+  }
   CUDA_CHECK(cudaGetLastError());
   CUDA_CHECK(cudaStreamSynchronize(o.stream));
   const int iters = std::max(1, o.iters);
   const size_t count = size_t(iters);
   std::vector<EventPair> events(count);
+  std::vector<double> wall_ms;
   for (int i = 0; i < iters; ++i) {
     if (o.flush_l2) flusher.flush(o.stream);
+    if (o.prepare) o.prepare(o.stream);
+    const auto t0 = std::chrono::steady_clock::now();
     CUDA_CHECK(cudaEventRecord(events[size_t(i)].start, o.stream));
     fn(o.stream);
     CUDA_CHECK(cudaEventRecord(events[size_t(i)].stop, o.stream));
+    if (o.idle_start) {
+      CUDA_CHECK(cudaStreamSynchronize(o.stream));
+      wall_ms.push_back(
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+              .count());
+    }
   }
   CUDA_CHECK(cudaGetLastError());
   CUDA_CHECK(cudaStreamSynchronize(o.stream));
@@ -96,6 +111,7 @@ Stats benchmark(const std::function<void(cudaStream_t)>& fn, const BenchOptions&
     CUDA_CHECK(cudaEventElapsedTime(&t, events[size_t(i)].start, events[size_t(i)].stop));
     ms[size_t(i)] = t;
   }
+  if (wall) *wall = summarize(std::move(wall_ms));
   return summarize(std::move(ms));
 }
 

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -247,28 +248,37 @@ std::string Cli::sizes_string() const {
 int Cli::device_index() const { return impl_->device; }
 
 bool Context::skipped(const Measure& m) {
-  if (m.role == Role::version && !want(m.name)) return true;
+  if (m.role == Role::version && !want(m.kernel.empty() ? m.name : m.kernel)) return true;
   if (!m.vendor || vendor_libraries()) return false;
   if (m.role == Role::version) report_.not_run(m.name, kVendorNotRunReason);
   if (m.role == Role::baseline) report_.baseline_not_run(m.name, kVendorNotRunReason);
   return true;
 }
 
-CheckResult Context::checked_run(const Measure& m) {
+CheckResult Context::checked_run(const Measure& m, double* ms) {
   if (m.reset) m.reset();
   // The reset may have used another stream (cudaMemset is on the legacy default stream, which a
   // non-blocking stream does not wait for): it is complete before the launch.
   if (m.stream) CUDA_CHECK(cudaDeviceSynchronize());
+  const auto t0 = std::chrono::steady_clock::now();
+  if (m.prepare) m.prepare(m.stream);
   m.launch(m.stream);
   CUDA_CHECK(cudaGetLastError());
   CUDA_CHECK(cudaDeviceSynchronize());
+  *ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   return m.check ? m.check() : CheckResult{};
 }
 
-Stats Context::timed_runs(const Measure& m) const {
+Stats Context::timed_runs(const Measure& m, double checked_ms, Stats* wall) const {
   BenchOptions o = bench_options(m.flush_l2);
   o.stream = m.stream;
-  return benchmark(m.launch, o);
+  o.prepare = m.prepare;
+  o.idle_start = m.idle_start;
+  if (m.max_timed_ms > 0 && checked_ms > m.max_timed_ms / 20) {
+    o.warmup = std::min(o.warmup, 1);
+    o.iters = std::min(o.iters, std::max(3, int(m.max_timed_ms / checked_ms)));
+  }
+  return benchmark(m.launch, o, m.idle_start ? wall : nullptr);
 }
 
 void Context::record(const Measure& m, const Measured& r) {
@@ -285,15 +295,16 @@ Measured Context::measure(const Measure& m) {
 
 std::vector<Measured> Context::measure_all(const std::vector<Measure>& list) {
   std::vector<Measured> out(list.size());
+  std::vector<double> checked_ms(list.size(), 0.0);
   for (size_t i = 0; i < list.size(); ++i) {
     if (skipped(list[i])) continue;
     out[i].ran = true;
-    out[i].check = checked_run(list[i]);
+    out[i].check = checked_run(list[i], &checked_ms[i]);
   }
   for (size_t i = 0; i < list.size(); ++i) {
     if (!out[i].ran) continue;
     const Measure& m = list[i];
-    out[i].time = timed_runs(m);
+    out[i].time = timed_runs(m, checked_ms[i], &out[i].wall);
     const double ms = out[i].time.median_ms;
     out[i].rate = m.rate ? m.rate(ms) : report_.rate(m.work, ms);
     record(m, out[i]);

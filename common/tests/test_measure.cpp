@@ -6,8 +6,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "gpu100/check.h"
@@ -184,6 +186,59 @@ TEST(Measure, EveryLaunchGoesToTheGivenStream) {
                     .stream = stream});
   EXPECT_EQ(seen, std::vector<cudaStream_t>(4, stream));
   cudaStreamDestroy(stream);
+}
+
+TEST(Measure, KernelNameSelectsARowNamedOtherwise) {
+  Day day({"--kernel", "b", "--iters", "1", "--warmup", "0"});
+  gpu100::Measure b = day.logged("b at 64 KiB"), a = day.logged("a at 64 KiB");
+  b.kernel = "b";
+  a.kernel = "a";
+  const auto r = day.ctx->measure_all({a, b});
+  EXPECT_FALSE(r[0].ran);
+  EXPECT_TRUE(r[1].ran);
+  EXPECT_EQ(day.count("a at 64 KiB:launch"), 0u);
+  ASSERT_EQ(day.report.versions().size(), 1u);
+  EXPECT_EQ(day.report.versions()[0].name, "b at 64 KiB");
+}
+
+TEST(Measure, PrepareRunsBeforeEveryLaunch) {
+  Day day({"--iters", "2", "--warmup", "1"});
+  gpu100::Measure m = day.logged("a");
+  m.prepare = [&](cudaStream_t) { day.log.push_back("a:prepare"); };
+  day.ctx->measure(m);
+  const std::vector<std::string> expected = {"a:reset",   "a:prepare", "a:launch",  "a:check",
+                                             "a:prepare", "a:launch",  "a:prepare", "a:launch",
+                                             "a:prepare", "a:launch"};
+  EXPECT_EQ(day.log, expected);
+}
+
+TEST(Measure, IdleStartTimesTheHostClockToo) {
+  Day day({"--iters", "3", "--warmup", "1"});
+  gpu100::Measure m = day.logged("a");
+  EXPECT_EQ(day.ctx->measure(m).wall.samples, 0);
+  m.idle_start = true;
+  const gpu100::Measured r = day.ctx->measure(m);
+  EXPECT_EQ(r.time.samples, 3);
+  EXPECT_EQ(r.wall.samples, 3);
+  EXPECT_GE(r.wall.min_ms, 0.0);
+}
+
+TEST(Measure, MaxTimedMsCutsTheRunsOfASlowVersionOnly) {
+  Day day({"--iters", "10", "--warmup", "2"});
+  gpu100::Measure fast = day.logged("a");
+  fast.max_timed_ms = 100000;
+  day.ctx->measure(fast);
+  EXPECT_EQ(day.count("a:launch"), 1u + 2u + 10u);
+  // 60 ms per run against 200 ms: one warm-up, then 200 / 60 -> at least 3 timed runs.
+  gpu100::Measure slow = day.logged("b");
+  slow.launch = [&](cudaStream_t) {
+    day.log.push_back("b:launch");
+    std::this_thread::sleep_for(std::chrono::milliseconds(60));
+  };
+  slow.max_timed_ms = 200;
+  const gpu100::Measured r = day.ctx->measure(slow);
+  EXPECT_EQ(day.count("b:launch"), 1u + 1u + 3u);
+  EXPECT_EQ(r.time.samples, 3);
 }
 
 // An error raised by the checked launch (here a failed asynchronous call) ends the run there,

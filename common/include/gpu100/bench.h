@@ -22,10 +22,14 @@ struct BenchOptions {
   int iters = 20;          // timed runs; the median is reported
   bool flush_l2 = true;    // read a buffer of twice the L2 size before each timed run
   cudaStream_t stream = nullptr;
+  std::function<void(cudaStream_t)> prepare;  // before every run (warm-up too), outside the events
+  bool idle_start = false;  // synchronize after every run: each starts on an idle stream
 };
 
-// Times fn(stream) iters times, each between its own pair of events, and summarizes.
-Stats benchmark(const std::function<void(cudaStream_t)>& fn, const BenchOptions& options);
+// Times fn(stream) iters times, each between its own pair of events, and summarizes. With
+// idle_start, `wall` (if given) gets the host clock of each timed run: start event to synchronize.
+Stats benchmark(const std::function<void(cudaStream_t)>& fn, const BenchOptions& options,
+                Stats* wall = nullptr);
 
 // Rates from a time: bytes moved -> GB/s (1e9 bytes/s), flops -> TFLOP/s (1e12 flop/s).
 inline double gbps(double bytes, double ms) { return ms > 0 ? bytes / (ms * 1e6) : 0.0; }

@@ -138,6 +138,7 @@ enum class Role { version, baseline, point };
 //                .work = 12.0 * n});
 struct Measure {
   std::string name;
+  std::string kernel;  // the --kernel name that selects a version named otherwise ("ca 64 KiB")
   std::function<void(cudaStream_t)> launch;  // one run, enqueued on the given stream
   std::function<void()> reset;               // before the checked run: poison the outputs
   std::function<CheckResult()> check;        // after it: copy back, compare; unset: unchecked
@@ -147,6 +148,12 @@ struct Measure {
   bool vendor = false;    // calls cuBLAS & co: NOT RUN (nothing of it called) under the emulator
   bool flush_l2 = true;   // evict L2 before each timed run (false for on-chip work)
   cudaStream_t stream = nullptr;  // the checked run and the timed runs go there
+  // For days whose lesson is in how a run is timed:
+  std::function<void(cudaStream_t)> prepare;  // before every run, outside the events (a reset)
+  bool idle_start = false;  // each timed run alone: synchronized after its stop event, so no
+                            // run's host work overlaps the previous run; Measured::wall too
+  double max_timed_ms = 0;  // > 0: a checked run longer than a twentieth of it cuts the timed
+                            // runs to about this many ms in all (at least 3), after <= 1 warm-up
 };
 
 struct Measured {
@@ -154,6 +161,7 @@ struct Measured {
   CheckResult check;
   Stats time;
   double rate = 0;
+  Stats wall;  // idle_start: host clock of each timed run, from its start event to its synchronize
 };
 
 // What a day's body gets: the device, the selected options, the report and the measurements.
@@ -206,8 +214,8 @@ class Context {
  private:
   // The checked run: reset, one launch, every error it raised, its check. Kept apart from the
   // timed runs, which are never checked.
-  CheckResult checked_run(const Measure& m);
-  Stats timed_runs(const Measure& m) const;
+  CheckResult checked_run(const Measure& m, double* ms);  // ms: prepare + launch, host clock
+  Stats timed_runs(const Measure& m, double checked_ms, Stats* wall) const;
   bool skipped(const Measure& m);  // not selected, or NOT RUN here (and recorded so)
   void record(const Measure& m, const Measured& r);
 
