@@ -1,76 +1,47 @@
 // Day 028 - atomics: what an atomic update costs, and what contention does to it
 //
 // n updates go to A counters: update i adds (or maxes) a value into counter i mod A. With A = n
-// every update has a counter of its own, and a warp's 32 atomics hit 32 consecutive words (one
-// 128-byte line): the atomic units in the L2 work on many lines in parallel. With A = 1 every
-// update in flight on the whole GPU queues on one word in one L2 slice, which applies them one
-// after the other. The experiment is the sweep of A from 1 to n: throughput in Gatomic/s
-// (1e9 updates per second), for each way of doing the updates, against the uncontended rate
-// (plain atomicAdd at A = n) measured in the same run.
+// every update has a counter of its own, and a warp's 32 atomics hit one 128-byte line: the
+// atomic units in the L2 work on many lines in parallel. With A = 1 every update in flight on the
+// whole GPU queues on one word in one L2 slice. The experiment is the sweep of A from 1 to n:
+// throughput in Gatomic/s (1e9 updates per second) for each way of doing the updates, against the
+// uncontended rate (plain atomicAdd at A = n) measured in the same run. The values come from a
+// hash of the index, not from memory, so the kernels do nothing but their atomics.
 //
-// Versions (256 threads per block, a grid of as many blocks as fit on the GPU at once, each
-// thread striding over the updates)
-//   atomic_add         atomicAdd(&counter[i % A], v_i) per update. The result is unused, so the
-//                      PTX atom.global.add becomes a fire-and-forget RED in the SASS (ptxas): the
-//                      thread does not wait for it. One L2 operation per update.
+// Versions (256 threads per block, as many blocks as fit at once, grid-stride over the updates)
+//   atomic_add         atomicAdd(&counter[i % A], v_i) per update: one L2 operation each (a
+//                      fire-and-forget RED in the SASS, since the result is unused).
 //   warp_aggregated    the lanes of a warp that hit the same counter find each other
-//                      (__match_any_sync), add their values in one instruction
-//                      (__reduce_add_sync over that group) and only the group's first lane issues
-//                      the atomic. A < 32: a warp sends A atomics instead of 32 (with A a power
-//                      of 2), but the reduction runs once per group (the hardware serializes a
-//                      warp's groups), so the saving shrinks as A grows. A >= 32: every lane is
-//                      alone, skips the reduction, and the match costs without saving anything.
-//   shared_privatized  each block adds into its own copy of the A counters in shared memory
-//                      (atom.shared: serialized within the SM, not across the GPU) and adds its
-//                      non-zero counters to global memory once at the end: grid * A global
-//                      atomics instead of n. Only for A <= 8192 (32 KiB of shared memory per
-//                      block); beyond, it falls back to atomic_add (same numbers, see the note).
-//   cas_float_max      there is no float atomicMax in CUDA: read the counter, and while our value
-//                      is larger, atomicCAS(counter, seen, ours) until it succeeds or somebody
-//                      else wrote a larger one (atom.global.cas.b32). An update that does not beat
-//                      the current maximum costs one load and no atomic at all, so under heavy
-//                      contention most updates only read; with A = n every update does one CAS.
-//   cas_argmax         a custom op on a packed 64-bit word: (float score, uint32 index), keep the
-//                      larger score and, on a tie, the smaller index (atom.global.cas.b64). The
-//                      scores take only 4096 values, so ties are common and the tie rule is
-//                      tested. A CAS loop can do any op on up to 8 bytes this way, as long as the
-//                      op is commutative and associative (the result must not depend on order).
-// Beside the rates, the sweep counts the atomicCAS calls per update of the two CAS versions (an
-// instrumented, untimed run): 1 at A = n, near 0 under heavy contention.
-// Why the CAS versions are max-like: a CAS loop whose every update must write (an add built from
-// CAS, say) makes all T threads on one counter retry, and each success invalidates the CAS of
-// all the others: about one success per round trip through the queue of T requests, so n
-// updates on one counter take on the order of n * T queue slots instead of n (a queueing
-// estimate, not measured here). The max versions avoid that storm: a loser stops after one read.
-//
-// Sweep: A = 1, 2, 4, ..., 64 (lanes of a warp share counters), 512, 4096, 32768, 262144,
-// 2097152 and n; --quick: 1, 3, 32, 33, 1000, 8192, 8193, n (odd A splits a warp into uneven
-// groups; 8192/8193 sit on both sides of the shared-memory capacity). Columns: Gatomic/s per
-// version, atomic_add as % of the uncontended rate, CAS calls per update. The time is that of the
-// updates kernel alone: each run starts by resetting its counters, outside the CUDA events
-// (time_updates). A point whose first run takes over 50 ms is timed over fewer repeats (at least
-// 3), so no contention level can stretch the run into minutes.
+//                      (__match_any_sync), add their values (__reduce_add_sync) and only the
+//                      group's first lane issues the atomic.
+//   shared_privatized  each block adds into its own copy of the counters in shared memory and
+//                      merges its non-zero counters into global memory at the end (A <= 8192;
+//                      beyond, it runs atomic_add).
+//   cas_float_max      no float atomicMax exists: read the counter and atomicCAS while our value
+//                      is larger; an update that does not beat the maximum costs one load.
+//   cas_argmax         a custom op on a packed 64-bit (score, index) word: larger score, then
+//                      smaller index (atom.global.cas.b64); ties are common, so the rule is tested.
+// Beside the rates, the sweep counts the atomicCAS calls per update of the two CAS versions
+// (an instrumented run). Each run resets its counters first, outside the CUDA events.
 //
 // Check: exact at every sweep point. The adds are integers in 1..256 summed mod 2^32 (the CPU
-// sums the same way), a maximum is one of the inputs (no rounding; the values are never 0 or NaN,
-// so a bit-exact comparison is fair), and the argmax is unique by its tie rule.
+// sums the same way), a maximum is one of the inputs (never 0 or NaN, so a bit-exact comparison
+// is fair), and the argmax is unique by its tie rule.
 //
 // Run:  build/bin/day028 [--n 16777259] [--addresses 1] [--kernel atomic_add,warp_aggregated]
 //                        [--json f]
+#include <fmt/core.h>
+
 #include <algorithm>
-#include <chrono>
 #include <cstdint>
-#include <cstdio>
 #include <cstring>
 #include <functional>
 #include <limits>
 #include <set>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "gpu100/gpu100.h"
-#include "gpu100/stream.h"
 
 namespace {
 
@@ -138,7 +109,39 @@ GPU100_HD inline bool argmax_better(float score, uint32_t index, unsigned long l
   return score > s || (score == s && index < uint32_t(current));
 }
 
-// ---- 1: plain atomicAdd -------------------------------------------------------------------------
+// ---- CPU reference: walk the updates once, slot = i mod a ---------------------------------------
+std::vector<unsigned> cpu_sums(const std::vector<uint32_t>& adds, uint32_t a) {
+  std::vector<unsigned> r(a, 0u);
+  uint32_t s = 0;
+  for (uint32_t v : adds) {
+    r[s] += v;  // wraps mod 2^32, as the GPU's u32 atomics do
+    if (++s == a) s = 0;
+  }
+  return r;
+}
+
+std::vector<float> cpu_maxima(const std::vector<float>& values, uint32_t a) {
+  std::vector<float> r(a, -std::numeric_limits<float>::infinity());
+  uint32_t s = 0;
+  for (float v : values) {
+    if (v > r[s]) r[s] = v;
+    if (++s == a) s = 0;
+  }
+  return r;
+}
+
+std::vector<unsigned long long> cpu_argmax(const std::vector<float>& scores, uint32_t a) {
+  std::vector<unsigned long long> r(a, kArgmaxStart);
+  uint32_t s = 0;
+  for (size_t i = 0; i < scores.size(); ++i) {
+    if (argmax_better(scores[i], uint32_t(i), r[s])) r[s] = pack_argmax(scores[i], uint32_t(i));
+    if (++s == a) s = 0;
+  }
+  return r;
+}
+
+// ---- kernels ------------------------------------------------------------------------------------
+// 1: plain atomicAdd.
 // Nothing the compiler could combine: the address depends on the runtime A and the value on i, so
 // every update is its own atom.global.add.u32 in the PTX (REDG.E.ADD in the sm_90 SASS; no
 // VOTE/MATCH/REDUX there: ptxas does not aggregate it behind our back).
@@ -151,7 +154,7 @@ __global__ void __launch_bounds__(kBlock)
   }
 }
 
-// ---- 2: warp-aggregated -------------------------------------------------------------------------
+// 2: warp-aggregated.
 // The sum of v over the lanes in `peers` (which all call this with the same mask).
 __device__ __forceinline__ unsigned group_sum(unsigned peers, unsigned v) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
@@ -187,7 +190,7 @@ __global__ void __launch_bounds__(kBlock)
   }
 }
 
-// ---- 3: privatized in shared memory -------------------------------------------------------------
+// 3: privatized in shared memory.
 // Dynamic shared memory of a * 4 bytes, a <= kMaxPrivate (the launcher checks).
 __global__ void __launch_bounds__(kBlock)
     add_shared_privatized(unsigned* counters, uint32_t a, int64_t n, Updates up) {
@@ -209,7 +212,7 @@ __global__ void __launch_bounds__(kBlock)
   }
 }
 
-// ---- 4, 5: compare-and-swap loops ---------------------------------------------------------------
+// 4, 5: compare-and-swap loops.
 // The first look at a counter: a relaxed atomic load at GPU scope. Any value the counter held
 // since the launch's reset will do - the CAS below corrects a stale one - but it must be one whole
 // value, never half of an old 64-bit word and half of a new one, which a plain load of a word
@@ -290,92 +293,204 @@ void launch_fill(T* p, int64_t count, T value, cudaStream_t s) {
   LAUNCH_CHECK();
 }
 
-// One run of a version at one sweep point: the reset of the counters, then the updates.
-struct Launch {
-  std::function<void(cudaStream_t)> reset, updates;
-  void operator()(cudaStream_t s) const {
-    reset(s);
-    updates(s);
-  }
-};
-
-// Like gpu100::benchmark, but the CUDA events enclose the updates only: the reset of the counters
-// runs before each start event. At A = n the reset writes 4 bytes per update (8 for the argmax),
-// a memset of 64 MiB at the default n, a share of the time of the fastest updates that would
-// lower exactly the uncontended rate every other point is compared with. No L2 flush: the
-// updates read no input, and the reset has just rewritten every counter, so each timed run starts
-// from the same state (freshly reset counters, as many of them in L2 as fit) whatever the run
-// before it left.
-gpu100::Stats time_updates(const Launch& launch, const gpu100::BenchOptions& o) {
-  for (int i = 0; i < o.warmup; ++i) launch(o.stream);
-  CUDA_CHECK(cudaStreamSynchronize(o.stream));
-  std::vector<std::pair<gpu100::Event, gpu100::Event>> events;
-  for (int i = 0; i < std::max(1, o.iters); ++i) {
-    events.emplace_back(gpu100::Event(true), gpu100::Event(true));
-    launch.reset(o.stream);
-    CUDA_CHECK(cudaEventRecord(events.back().first.get(), o.stream));
-    launch.updates(o.stream);
-    CUDA_CHECK(cudaEventRecord(events.back().second.get(), o.stream));
-  }
-  CUDA_CHECK(cudaStreamSynchronize(o.stream));
-  std::vector<double> ms;
-  for (const auto& [start, stop] : events) {
-    float t = 0;
-    CUDA_CHECK(cudaEventElapsedTime(&t, start.get(), stop.get()));
-    ms.push_back(t);
-  }
-  return gpu100::summarize(std::move(ms));
-}
-
-// ---- CPU references: walk the updates once, slot = i mod a -----------------------------------
-std::vector<unsigned> cpu_sums(const std::vector<uint32_t>& adds, uint32_t a) {
-  std::vector<unsigned> r(a, 0u);
-  uint32_t s = 0;
-  for (uint32_t v : adds) {
-    r[s] += v;  // wraps mod 2^32, as the GPU's u32 atomics do
-    if (++s == a) s = 0;
-  }
-  return r;
-}
-
-std::vector<float> cpu_maxima(const std::vector<float>& values, uint32_t a) {
-  std::vector<float> r(a, -std::numeric_limits<float>::infinity());
-  uint32_t s = 0;
-  for (float v : values) {
-    if (v > r[s]) r[s] = v;
-    if (++s == a) s = 0;
-  }
-  return r;
-}
-
-std::vector<unsigned long long> cpu_argmax(const std::vector<float>& scores, uint32_t a) {
-  std::vector<unsigned long long> r(a, kArgmaxStart);
-  uint32_t s = 0;
-  for (size_t i = 0; i < scores.size(); ++i) {
-    if (argmax_better(scores[i], uint32_t(i), r[s])) r[s] = pack_argmax(scores[i], uint32_t(i));
-    if (++s == a) s = 0;
-  }
-  return r;
-}
-
+// ---- launchers ----------------------------------------------------------------------------------
 enum class Op { kSum, kMax, kArgmax };
 
 struct Version {
   const char* name;
   Op op;
 };
-
 constexpr Version kVersions[] = {
     {"atomic_add", Op::kSum},    {"warp_aggregated", Op::kSum}, {"shared_privatized", Op::kSum},
     {"cas_float_max", Op::kMax}, {"cas_argmax", Op::kArgmax},
 };
 
-struct Measured {
-  gpu100::Stats time;
-  double rate = 0;  // Gatomic/s
-  gpu100::CheckResult check;
-  double cas_per_update = -1;  // CAS versions only
+// The counters of every op (up to n of each) and the CAS count of the instrumented runs.
+struct Counters {
+  explicit Counters(size_t n) : sums(n), maxima(n), argmax(n), cas(1) {}
+  gpu100::DeviceBuffer<unsigned> sums;
+  gpu100::DeviceBuffer<float> maxima;
+  gpu100::DeviceBuffer<unsigned long long> argmax, cas;
+  void poison(Op op) {
+    if (op == Op::kSum) sums.poison();
+    if (op == Op::kMax) maxima.poison();
+    if (op == Op::kArgmax) argmax.poison();
+  }
 };
+
+// One run of a version at a counters: the reset of the counters (untimed), then the updates.
+struct Run {
+  std::function<void(cudaStream_t)> reset, updates;
+};
+
+// One grid-stride launch shape per kernel: the blocks that fit on the GPU at once (this sets how
+// many updates are in flight, hence the contention), but no more than n needs.
+template <class Kernel>
+unsigned grid_of(Kernel kernel, size_t smem, int64_t n) {
+  const int64_t needed = std::max<int64_t>(1, gpu100::ceil_div<int64_t>(n, kBlock));
+  return unsigned(std::min<int64_t>(gpu100::resident_grid(kernel, kBlock, smem), needed));
+}
+
+// `counted`: the CAS versions' instrumented kernels, which also count their atomicCAS calls.
+Run run_of(const Version& v, uint32_t a, bool counted, Counters& c, int64_t n, Updates up) {
+  unsigned* sums = c.sums.data();
+  float* maxima = c.maxima.data();
+  unsigned long long* best = c.argmax.data();
+  unsigned long long* cas = counted ? c.cas.data() : nullptr;
+  auto zero_sums = [=](cudaStream_t s) {
+    CUDA_CHECK(cudaMemsetAsync(sums, 0, a * sizeof(unsigned), s));
+  };
+  const std::string name = v.name;
+  if (name == "atomic_add" || (name == "shared_privatized" && a > kMaxPrivate)) {
+    return {zero_sums, [=, grid = grid_of(add_atomic, 0, n)](cudaStream_t s) {
+              add_atomic<<<grid, kBlock, 0, s>>>(sums, a, n, up);
+              LAUNCH_CHECK();
+            }};
+  }
+  if (name == "warp_aggregated") {
+    return {zero_sums, [=, grid = grid_of(add_warp_aggregated, 0, n)](cudaStream_t s) {
+              add_warp_aggregated<<<grid, kBlock, 0, s>>>(sums, a, n, up);
+              LAUNCH_CHECK();
+            }};
+  }
+  if (name == "shared_privatized") {
+    const size_t smem = a * sizeof(unsigned);  // <= 32 KiB: no opt-in needed
+    return {zero_sums, [=, grid = grid_of(add_shared_privatized, smem, n)](cudaStream_t s) {
+              add_shared_privatized<<<grid, kBlock, smem, s>>>(sums, a, n, up);
+              LAUNCH_CHECK();
+            }};
+  }
+  if (name == "cas_float_max") {
+    return {[=](cudaStream_t s) {
+              launch_fill(reinterpret_cast<unsigned*>(maxima), a, kNegInfBits, s);
+            },
+            [=, grid = grid_of(max_cas<false>, 0, n)](cudaStream_t s) {
+              if (counted)
+                max_cas<true><<<grid, kBlock, 0, s>>>(maxima, a, n, up, cas);
+              else
+                max_cas<false><<<grid, kBlock, 0, s>>>(maxima, a, n, up, nullptr);
+              LAUNCH_CHECK();
+            }};
+  }
+  return {[=](cudaStream_t s) { launch_fill(best, a, kArgmaxStart, s); },  // cas_argmax
+          [=, grid = grid_of(argmax_cas<false>, 0, n)](cudaStream_t s) {
+            if (counted)
+              argmax_cas<true><<<grid, kBlock, 0, s>>>(best, a, n, up, cas);
+            else
+              argmax_cas<false><<<grid, kBlock, 0, s>>>(best, a, n, up, nullptr);
+            LAUNCH_CHECK();
+          }};
+}
+
+// ---- analysis -----------------------------------------------------------------------------------
+// The CPU results at one A, computed when a version first needs them.
+class References {
+ public:
+  References(int64_t n, Updates up) : adds_(size_t(n)), values_(size_t(n)), scores_(size_t(n)) {
+    for (size_t i = 0; i < adds_.size(); ++i) {
+      adds_[i] = up.add(uint32_t(i));
+      values_[i] = up.value(uint32_t(i));
+      scores_[i] = up.score(uint32_t(i));
+    }
+  }
+  // The counters of `op` after the updates at a counters, compared with the CPU's.
+  gpu100::CheckResult check(Op op, uint32_t a, const Counters& c) {
+    if (a_ != a) {
+      a_ = a;
+      sums_.clear();
+      maxima_.clear();
+      argmax_.clear();
+    }
+    switch (op) {
+      case Op::kSum:
+        if (sums_.empty()) sums_ = cpu_sums(adds_, a);
+        return compare(c.sums, sums_);
+      case Op::kMax:
+        if (maxima_.empty()) maxima_ = cpu_maxima(values_, a);
+        return compare(c.maxima, maxima_);
+      default:
+        if (argmax_.empty()) argmax_ = cpu_argmax(scores_, a);
+        return compare(c.argmax, argmax_);
+    }
+  }
+
+ private:
+  template <class T>
+  static gpu100::CheckResult compare(const gpu100::DeviceBuffer<T>& d,
+                                     const std::vector<T>& ref) {
+    std::vector<T> got(ref.size());
+    d.download(got.data(), got.size());
+    return gpu100::compare_exact(got, ref);
+  }
+  std::vector<uint32_t> adds_;
+  std::vector<float> values_, scores_;
+  uint32_t a_ = 0;
+  std::vector<unsigned> sums_;
+  std::vector<float> maxima_;
+  std::vector<unsigned long long> argmax_;
+};
+
+// Sweep points: powers of 2 where a warp's lanes share counters (A < 32), then every factor of 8,
+// then n; --quick uses odd counts (uneven groups in a warp) and both sides of the shared
+// capacity. --addresses is always a point: the main table comes from it.
+std::set<int64_t> sweep_points(int64_t n, int64_t addresses, bool quick) {
+  std::set<int64_t> points = {n, addresses};
+  const std::vector<int64_t> full = {1, 2, 4, 8, 16, 32, 64, 512, 4096, 32768, 262144, 2097152};
+  const std::vector<int64_t> small = {1, 3, 32, 33, 1000, kMaxPrivate, kMaxPrivate + 1};
+  for (int64_t a : quick ? small : full)
+    if (a <= n) points.insert(a);
+  return points;
+}
+
+// The sweep table: per selected version its Gatomic/s, atomic_add as % of the uncontended rate,
+// and the CAS versions' atomicCAS calls per update.
+gpu100::Table sweep_table(const std::vector<const Version*>& selected) {
+  gpu100::Table t{"Gatomic/s vs distinct addresses A (n updates, update i -> counter i mod A)",
+                  {"addresses A"},
+                  {}};
+  for (const Version* v : selected) t.columns.push_back(fmt::format("{} Gatomic/s", v->name));
+  if (selected.size() && selected[0] == &kVersions[0])
+    t.columns.push_back("% of uncontended (atomic_add)");
+  for (const Version* v : selected)
+    if (v->op != Op::kSum) t.columns.push_back(fmt::format("{} CAS/update", v->name));
+  return t;
+}
+
+// One point's row: rates (FAIL where the check failed), then the % and CAS/update columns.
+std::vector<gpu100::Cell> sweep_row(int64_t a, const std::vector<const Version*>& selected,
+                                    const std::vector<gpu100::Measured>& rs,
+                                    const std::vector<double>& cas_per_update,
+                                    double uncontended_rate) {
+  std::vector<gpu100::Cell> row = {a}, cas;
+  for (size_t j = 0; j < selected.size(); ++j) {
+    const bool pass = rs[j].check.pass;
+    row.push_back(pass ? gpu100::Cell(rs[j].rate) : gpu100::Cell("FAIL"));
+    if (selected[j]->op != Op::kSum)
+      cas.push_back(pass ? gpu100::Cell(cas_per_update[j]) : gpu100::Cell("FAIL"));
+  }
+  if (selected.size() && selected[0] == &kVersions[0]) {
+    const double plain = rs[0].check.pass ? rs[0].rate : 0.0;
+    row.push_back(uncontended_rate > 0 ? 100.0 * plain / uncontended_rate : 0.0);
+  }
+  row.insert(row.end(), cas.begin(), cas.end());
+  return row;
+}
+
+// Where the uncontended rate comes from: the L2's atomic units, or HBM when the counters spill.
+std::string uncontended_note(int64_t n, const gpu100::DeviceInfo& dev) {
+  const double counter_mib = 4.0 * double(n) / (1 << 20);
+  const double l2_mib = double(dev.l2_bytes) / (1 << 20);
+  if (4.0 * double(n) > double(dev.l2_bytes))
+    return fmt::format(
+        "at A = n the counters ({:.1f} MiB) exceed the L2 ({:.1f} MiB): an update whose counter "
+        "is not in L2 costs 8 bytes of HBM traffic (read 4, write back 4); if every update did, "
+        "the HBM peak would cap the rate at {:.1f} Gatomic/s",
+        counter_mib, l2_mib, dev.peak_dram_gbps() / 8.0);
+  return fmt::format(
+      "at A = n the counters ({:.1f} MiB) fit in the L2 ({:.1f} MiB): the uncontended rate is "
+      "the L2 atomic units', not HBM's",
+      counter_mib, l2_mib);
+}
 
 }  // namespace
 
@@ -402,238 +517,90 @@ int main(int argc, char** argv) {
     report.unit("Gatomic/s");
 
     const Updates up{uint32_t(gpu100::mix64(ctx.seed() ^ 0xA70Bull))};
-    const size_t count = size_t(n);
-    std::vector<uint32_t> adds(count);
-    std::vector<float> values(count), scores(count);
-    for (size_t i = 0; i < count; ++i) {
-      adds[i] = up.add(uint32_t(i));
-      values[i] = up.value(uint32_t(i));
-      scores[i] = up.score(uint32_t(i));
-    }
+    References ref(n, up);
+    Counters counters{size_t(n)};
 
-    gpu100::DeviceBuffer<unsigned> d_sums(count);
-    gpu100::DeviceBuffer<float> d_maxima(count);
-    gpu100::DeviceBuffer<unsigned long long> d_argmax(count), d_cas(1);
-
-    // One grid-stride launch shape per kernel: the blocks that fit on the GPU at once (this sets
-    // how many updates are in flight, hence the contention), but no more than n needs.
-    const int64_t needed = std::max<int64_t>(1, gpu100::ceil_div<int64_t>(n, kBlock));
-    auto grid_of = [&](auto kernel, size_t smem) {
-      return unsigned(std::min<int64_t>(gpu100::resident_grid(kernel, kBlock, smem), needed));
+    // Version v at a counters: the reset untimed before every run, the updates timed, checked
+    // exactly. A point whose checked run is slow is timed over fewer repeats, so that no
+    // contention level can stretch the run into minutes.
+    auto updates = [&](std::string name, const Version& v, uint32_t a, gpu100::Role role) {
+      const Run run = run_of(v, a, false, counters, n, up);
+      return gpu100::Measure{
+          .name = std::move(name),
+          .launch = run.updates,
+          .reset = [&, op = v.op] { counters.poison(op); },
+          .check = [&, op = v.op, a] { return ref.check(op, a, counters); },
+          .rate = [&](double ms) { return ms > 0 ? double(n) / (ms * 1e6) : 0.0; },
+          .role = role,
+          .flush_l2 = false,  // the reset has just rewritten every counter: the same start state
+          .prepare = run.reset,
+          .max_timed_ms = 1000};
     };
-    const unsigned grid_add = grid_of(add_atomic, 0);
-    const unsigned grid_aggr = grid_of(add_warp_aggregated, 0);
-    const unsigned grid_max = grid_of(max_cas<false>, 0);
-    const unsigned grid_arg = grid_of(argmax_cas<false>, 0);
-
-    // Version v at a counters: reset the counters (untimed, see time_updates), then the updates.
-    auto make_launch = [&](const Version& v, uint32_t a, bool counted) -> Launch {
-      unsigned* sums = d_sums.data();
-      float* maxima = d_maxima.data();
-      unsigned long long* best = d_argmax.data();
-      unsigned long long* cas = d_cas.data();
-      const std::string name = v.name;
-      if (name == "atomic_add" || (name == "shared_privatized" && a > kMaxPrivate)) {
-        return {
-            [=](cudaStream_t s) { CUDA_CHECK(cudaMemsetAsync(sums, 0, a * sizeof(unsigned), s)); },
-            [=](cudaStream_t s) {
-              add_atomic<<<grid_add, kBlock, 0, s>>>(sums, a, n, up);
-              LAUNCH_CHECK();
-            }};
-      }
-      if (name == "warp_aggregated") {
-        return {
-            [=](cudaStream_t s) { CUDA_CHECK(cudaMemsetAsync(sums, 0, a * sizeof(unsigned), s)); },
-            [=](cudaStream_t s) {
-              add_warp_aggregated<<<grid_aggr, kBlock, 0, s>>>(sums, a, n, up);
-              LAUNCH_CHECK();
-            }};
-      }
-      if (name == "shared_privatized") {
-        const size_t smem = a * sizeof(unsigned);  // <= 32 KiB: no opt-in needed
-        const unsigned grid = grid_of(add_shared_privatized, smem);
-        return {
-            [=](cudaStream_t s) { CUDA_CHECK(cudaMemsetAsync(sums, 0, a * sizeof(unsigned), s)); },
-            [=](cudaStream_t s) {
-              add_shared_privatized<<<grid, kBlock, smem, s>>>(sums, a, n, up);
-              LAUNCH_CHECK();
-            }};
-      }
-      if (name == "cas_float_max") {
-        return {[=](cudaStream_t s) {
-                  launch_fill(reinterpret_cast<unsigned*>(maxima), a, kNegInfBits, s);
-                },
-                [=](cudaStream_t s) {
-                  if (counted)
-                    max_cas<true><<<grid_max, kBlock, 0, s>>>(maxima, a, n, up, cas);
-                  else
-                    max_cas<false><<<grid_max, kBlock, 0, s>>>(maxima, a, n, up, nullptr);
-                  LAUNCH_CHECK();
-                }};
-      }
-      return {[=](cudaStream_t s) { launch_fill(best, a, kArgmaxStart, s); },  // cas_argmax
-              [=](cudaStream_t s) {
-                if (counted)
-                  argmax_cas<true><<<grid_arg, kBlock, 0, s>>>(best, a, n, up, cas);
-                else
-                  argmax_cas<false><<<grid_arg, kBlock, 0, s>>>(best, a, n, up, nullptr);
-                LAUNCH_CHECK();
-              }};
-    };
-
-    // CPU references of the current sweep point, computed when a version first needs them.
-    uint32_t ref_a = 0;
-    std::vector<unsigned> ref_sums;
-    std::vector<float> ref_maxima;
-    std::vector<unsigned long long> ref_argmax;
-    auto check_result = [&](Op op, uint32_t a) -> gpu100::CheckResult {
-      if (ref_a != a) {
-        ref_a = a;
-        ref_sums.clear();
-        ref_maxima.clear();
-        ref_argmax.clear();
-      }
-      switch (op) {
-        case Op::kSum: {
-          if (ref_sums.empty()) ref_sums = cpu_sums(adds, a);
-          std::vector<unsigned> got(a);
-          d_sums.download(got.data(), a);
-          return gpu100::compare_exact(got, ref_sums);
-        }
-        case Op::kMax: {
-          if (ref_maxima.empty()) ref_maxima = cpu_maxima(values, a);
-          std::vector<float> got(a);
-          d_maxima.download(got.data(), a);
-          return gpu100::compare_exact(got, ref_maxima);
-        }
-        default: {
-          if (ref_argmax.empty()) ref_argmax = cpu_argmax(scores, a);
-          std::vector<unsigned long long> got(a);
-          d_argmax.download(got.data(), a);
-          return gpu100::compare_exact(got, ref_argmax);
-        }
-      }
-    };
-    auto poison = [&](Op op) {
-      if (op == Op::kSum) d_sums.poison();
-      if (op == Op::kMax) d_maxima.poison();
-      if (op == Op::kArgmax) d_argmax.poison();
-    };
-
-    // Poison, run once, check; time; for the CAS versions one more (instrumented) run counts the
-    // CAS instructions and is checked too. A point whose first run is slow is timed over fewer
-    // repeats, so that no contention level can stretch the run into minutes.
-    auto measure = [&](const Version& v, uint32_t a) {
-      Measured m;
-      const auto launch = make_launch(v, a, false);
-      poison(v.op);
-      const auto start = std::chrono::steady_clock::now();
-      launch(nullptr);
-      CUDA_CHECK(cudaDeviceSynchronize());
-      const double first_ms =
-          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-              .count();
-      m.check = check_result(v.op, a);
-      gpu100::BenchOptions options = ctx.bench_options();
-      if (first_ms > 50.0) {
-        options.warmup = 1;
-        options.iters = std::min(options.iters, std::max(3, int(1000.0 / first_ms)));
-      }
-      m.time = time_updates(launch, options);
-      m.rate = m.time.median_ms > 0 ? double(n) / (m.time.median_ms * 1e6) : 0.0;
-      if (v.op != Op::kSum) {
-        poison(v.op);
-        d_cas.zero();
-        make_launch(v, a, true)(nullptr);
-        CUDA_CHECK(cudaDeviceSynchronize());
-        m.check = gpu100::combine(m.check, check_result(v.op, a));
-        m.cas_per_update = double(d_cas.download()[0]) / double(n);
-      }
-      return m;
+    // The instrumented copy of a CAS version: its count of atomicCAS calls in the checked run
+    // (the timed runs add to it afterwards), per update; its result is checked too.
+    auto counted = [&](const Version& v, uint32_t a, double& cas_per_update) {
+      gpu100::Measure m = updates(fmt::format("{} counted, A = {}", v.name, a), v, a,
+                                  gpu100::Role::point);
+      const Run run = run_of(v, a, true, counters, n, up);
+      m.launch = run.updates;
+      m.reset = [&, op = v.op] {
+        counters.poison(op);
+        counters.cas.zero();
+      };
+      m.check = [&, op = v.op, a] {
+        cas_per_update = double(counters.cas.download()[0]) / double(n);
+        return ref.check(op, a, counters);
+      };
+      return ctx.measure(m).check;
     };
 
     // The baseline: plain atomicAdd with one counter per update, checked like every point.
-    const Measured uncontended = measure(kVersions[0], uint32_t(n));
-    report.baseline("atomic_add, A = n", uncontended.time, uncontended.rate);
+    const gpu100::Measured uncontended = ctx.measure(
+        updates("atomic_add, A = n", kVersions[0], uint32_t(n), gpu100::Role::baseline));
     gpu100::CheckResult sweep_check = uncontended.check;
 
-    // Sweep points: powers of 2 where a warp's lanes share counters (A < 32), then every factor
-    // of 8, then n; --quick uses odd counts (uneven groups in a warp) and both sides of the shared
-    // capacity. --addresses is always a point: the main table comes from it.
-    std::set<int64_t> points = {n, addresses};
-    const std::vector<int64_t> full = {1, 2, 4, 8, 16, 32, 64, 512, 4096, 32768, 262144, 2097152};
-    const std::vector<int64_t> quick = {1, 3, 32, 33, 1000, kMaxPrivate, kMaxPrivate + 1};
-    for (int64_t a : ctx.quick() ? quick : full)
-      if (a <= n) points.insert(a);
-
-    gpu100::Table sweep{
-        "Gatomic/s vs distinct addresses A (n updates, update i -> counter i mod A)",
-        {"addresses A"},
-        {}};
     std::vector<const Version*> selected;
     for (const auto& v : kVersions)
       if (ctx.want(v.name)) selected.push_back(&v);
-    for (const Version* v : selected) sweep.columns.push_back(std::string(v->name) + " Gatomic/s");
-    const bool plain = ctx.want("atomic_add");
-    if (plain) sweep.columns.push_back("% of uncontended (atomic_add)");
-    for (const Version* v : selected)
-      if (v->op != Op::kSum) sweep.columns.push_back(std::string(v->name) + " CAS/update");
-
-    for (int64_t a64 : points) {
+    gpu100::Table sweep = sweep_table(selected);
+    for (int64_t a64 : sweep_points(n, addresses, ctx.quick())) {
       const uint32_t a = uint32_t(a64);
-      std::vector<gpu100::Cell> row = {a64};
-      std::vector<gpu100::Cell> cas_cells;
-      double plain_rate = 0;
-      for (const Version* v : selected) {
-        const bool reuse = v == &kVersions[0] && a64 == n;
-        const Measured m = reuse ? uncontended : measure(*v, a);
-        if (!reuse) sweep_check = gpu100::combine(sweep_check, m.check);
-        if (a64 == addresses) report.add(v->name, m.time, m.rate, m.check);
-        row.push_back(m.check.pass ? gpu100::Cell(m.rate) : gpu100::Cell("FAIL"));
-        if (v == &kVersions[0]) plain_rate = m.check.pass ? m.rate : 0.0;
-        if (v->op != Op::kSum)
-          cas_cells.push_back(m.check.pass ? gpu100::Cell(m.cas_per_update) : gpu100::Cell("FAIL"));
+      // At --addresses the versions are the main table's rows; elsewhere points of the sweep.
+      const auto role = a64 == addresses ? gpu100::Role::version : gpu100::Role::point;
+      std::vector<gpu100::Measure> runs;
+      for (const Version* v : selected) runs.push_back(updates(v->name, *v, a, role));
+      // atomic_add at A = n is the baseline, already measured (unless it is a row too).
+      const bool reuse = !selected.empty() && selected[0] == &kVersions[0] && a64 == n &&
+                         role == gpu100::Role::point;
+      if (reuse) runs.erase(runs.begin());
+      std::vector<gpu100::Measured> rs = ctx.measure_all(runs);
+      if (reuse) rs.insert(rs.begin(), uncontended);
+      std::vector<double> cas(selected.size(), -1.0);
+      for (size_t j = 0; j < selected.size(); ++j) {
+        if (!(reuse && j == 0)) sweep_check = gpu100::combine(sweep_check, rs[j].check);
+        if (selected[j]->op != Op::kSum)
+          sweep_check = gpu100::combine(sweep_check, counted(*selected[j], a, cas[j]));
       }
-      if (plain) row.push_back(uncontended.rate > 0 ? 100.0 * plain_rate / uncontended.rate : 0.0);
-      for (auto& c : cas_cells) row.push_back(std::move(c));
-      sweep.add_row(std::move(row));
+      sweep.add_row(sweep_row(a64, selected, rs, cas, uncontended.rate));
     }
     report.add_check("contention sweep (every point, every version, baseline)", sweep_check);
 
-    char line[320];
-    std::snprintf(line, sizeof line,
-                  "Gatomic/s = n updates / median time / 1e9; the time is the updates kernel "
-                  "only: the reset of the A counters before each run (cudaMemsetAsync, or a fill "
-                  "kernel to -inf for the max versions) is outside the CUDA events; grid = "
-                  "blocks resident at once (%u x %d threads for atomic_add)",
-                  grid_add, kBlock);
-    report.note(line);
+    report.note(fmt::format(
+        "Gatomic/s = n updates / median time / 1e9; the time is the updates kernel only: the "
+        "reset of the A counters before each run (cudaMemsetAsync, or a fill kernel to -inf for "
+        "the max versions) is outside the CUDA events; grid = blocks resident at once ({} x {} "
+        "threads for atomic_add)",
+        grid_of(add_atomic, 0, n), kBlock));
     report.note(
         "baseline: atomic_add with one counter per update (A = n) in this run; "
         "'x atomic_add, A = n' is what contention costs (or aggregation saves)");
-    const double counter_mib = 4.0 * double(n) / (1 << 20);
-    const double l2_mib = double(ctx.device().l2_bytes) / (1 << 20);
-    if (4.0 * double(n) > double(ctx.device().l2_bytes)) {
-      std::snprintf(line, sizeof line,
-                    "at A = n the counters (%.1f MiB) exceed the L2 (%.1f MiB): an update whose "
-                    "counter is not in L2 costs 8 bytes of HBM traffic (read 4, write back 4); "
-                    "if every update did, the HBM peak would cap the rate at %.1f Gatomic/s",
-                    counter_mib, l2_mib, ctx.device().peak_dram_gbps() / 8.0);
-    } else {
-      std::snprintf(line, sizeof line,
-                    "at A = n the counters (%.1f MiB) fit in the L2 (%.1f MiB): the uncontended "
-                    "rate is the L2 atomic units', not HBM's",
-                    counter_mib, l2_mib);
-    }
-    report.note(line);
-    std::snprintf(line, sizeof line,
-                  "shared_privatized keeps at most %u counters per block in shared memory; for "
-                  "larger A it runs atomic_add",
-                  kMaxPrivate);
-    report.note(line);
+    report.note(uncontended_note(n, ctx.device()));
+    report.note(fmt::format("shared_privatized keeps at most {} counters per block in shared "
+                            "memory; for larger A it runs atomic_add",
+                            kMaxPrivate));
     report.note(
         "CAS/update: atomicCAS calls (one per thread and try) per update of the CAS versions, "
-        "from an untimed instrumented run; an update that does not beat its counter only loads");
+        "from an instrumented run; an update that does not beat its counter only loads");
     report.table(std::move(sweep));
   });
 }
