@@ -6,7 +6,8 @@
 // 256 bins share the updates evenly, while on a skewed input (most bytes one value, as in images
 // with a flat background or text full of spaces) every atomic queues on the same address. The
 // program therefore histograms both inputs in every run - uniform bytes and bytes of which --skew
-// percent (default 90) are one value - and sweeps the skew in a table.
+// percent (default 90) are one value: rows "<version> uniform" and "<version> skewed" - and sweeps
+// the skew in a table.
 //
 // The work is one byte read per element, so the rate is n bytes / time in GB/s, compared with the
 // HBM peak and with a device-to-device copy measured in the same run ("% of copy").
@@ -35,9 +36,10 @@
 // limited to 2^32 - 1 so that no count can overflow a 32-bit bin.
 //
 // Run:  build/bin/day029 [--n 134217731] [--skew 90] [--kernel coarsened,aggregated] [--json f]
+#include <fmt/core.h>
+
 #include <algorithm>
 #include <cstdint>
-#include <cstdio>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -52,7 +54,28 @@ constexpr int kBlock = 256;
 constexpr int kVectorBytes = 16;  // one uint4
 constexpr int64_t kMaxN = (int64_t(1) << 32) - 1;  // every count fits in a 32-bit bin
 
-// ---- 1: global atomics ---------------------------------------------------------------------------
+// ---- CPU reference ------------------------------------------------------------------------------
+// The input: n bytes of which about skew_pct percent are `dominant` and the rest uniform in 0..255
+// (the dominant value among them too). skew 0 is the uniform input. Counter-based, so reproducible.
+std::vector<uint8_t> make_input(size_t n, uint64_t seed, double skew_pct, uint8_t dominant) {
+  std::vector<uint8_t> x(n);
+  // r % 2^20 < threshold with probability skew_pct / 100 (to 1e-6).
+  const uint64_t threshold = uint64_t(skew_pct / 100.0 * double(1 << 20) + 0.5);
+  for (size_t i = 0; i < n; ++i) {
+    const uint64_t r = gpu100::mix64(seed * 0x9E3779B97F4A7C15ull + i);
+    x[i] = (r & ((1u << 20) - 1)) < threshold ? dominant : uint8_t(r >> 56);
+  }
+  return x;
+}
+
+std::vector<unsigned> cpu_histogram(const std::vector<uint8_t>& x) {
+  std::vector<unsigned> h(kBins, 0);
+  for (uint8_t b : x) ++h[b];
+  return h;
+}
+
+// ---- kernels ------------------------------------------------------------------------------------
+// 1: global atomics.
 // Grid-stride only so that any n fits the grid; with grid = ceil(n / 256) each thread handles one
 // byte. The result of atomicAdd is unused, so ptxas turns it into a fire-and-forget RED.
 __global__ void __launch_bounds__(kBlock)
@@ -62,7 +85,7 @@ __global__ void __launch_bounds__(kBlock)
     atomicAdd(&hist[in[i]], 1u);
 }
 
-// ---- 2-4: privatized in shared memory --------------------------------------------------------------
+// 2-4: privatized in shared memory.
 // How a thread adds bytes to its block's shared histogram: one atomic per byte, or one per run of
 // equal bytes (aggregation). Runs carry over from one load to the next: which bytes are neighbours
 // does not matter for correctness, only that every byte is counted once.
@@ -101,7 +124,7 @@ __device__ __forceinline__ void add_word(Adder& adder, unsigned w) {
   for (int k = 0; k < 4; ++k) adder.add((w >> (8 * k)) & 0xFFu);
 }
 
-// kVector: 16-byte loads (the input must be 16-byte aligned; main checks), then the n % 16
+// kVector: 16-byte loads (the input must be 16-byte aligned; the launcher checks), then the n % 16
 // leftover bytes one at a time. Without it, one byte per thread per grid step.
 template <bool kVector, bool kAggregate>
 __global__ void __launch_bounds__(kBlock)
@@ -138,33 +161,73 @@ __global__ void __launch_bounds__(kBlock)
   }
 }
 
-// ---- inputs -----------------------------------------------------------------------------------------
-// n bytes of which about skew_pct percent are `dominant` and the rest uniform in 0..255 (the
-// dominant value among them too). skew 0 is the uniform input. Counter-based, so reproducible.
-std::vector<uint8_t> make_input(size_t n, uint64_t seed, double skew_pct, uint8_t dominant) {
-  std::vector<uint8_t> x(n);
-  // r % 2^20 < threshold with probability skew_pct / 100 (to 1e-6).
-  const uint64_t threshold = uint64_t(skew_pct / 100.0 * double(1 << 20) + 0.5);
-  for (size_t i = 0; i < n; ++i) {
-    const uint64_t r = gpu100::mix64(seed * 0x9E3779B97F4A7C15ull + i);
-    x[i] = (r & ((1u << 20) - 1)) < threshold ? dominant : uint8_t(r >> 56);
-  }
-  return x;
-}
-
-std::vector<unsigned> cpu_histogram(const std::vector<uint8_t>& x) {
-  std::vector<unsigned> h(kBins, 0);
-  for (uint8_t b : x) ++h[b];
-  return h;
-}
-
+// ---- launchers ----------------------------------------------------------------------------------
 using HistKernel = void (*)(const uint8_t*, int64_t, unsigned*);
 
 struct Version {
   const char* name;
   HistKernel kernel;
-  unsigned grid;
+  bool coarse;  // a grid that fills the GPU once, 16 bytes per load; else one byte per thread
 };
+const Version kVersions[] = {
+    {"global_atomics", hist_global, false},
+    {"shared_privatized", hist_privatized<false, false>, false},
+    {"coarsened", hist_privatized<true, false>, true},
+    {"aggregated", hist_privatized<true, true>, true},
+};
+
+// One byte per thread (capped so gridDim.x stays legal; the kernels stride over the rest), or the
+// resident grid, but no more blocks than there are 16-byte words to give them.
+unsigned grid_of(const Version& v, int64_t n, int max_grid_x) {
+  if (!v.coarse)
+    return unsigned(std::min<int64_t>(gpu100::ceil_div<int64_t>(n, kBlock), max_grid_x));
+  const int64_t useful = std::max<int64_t>(1, gpu100::ceil_div<int64_t>(n, kVectorBytes * kBlock));
+  return unsigned(std::min<int64_t>(gpu100::resident_grid(v.kernel, kBlock), useful));
+}
+
+// Atomics add to what is there: the histogram starts from zero on every launch (timed with it).
+void launch(const Version& v, unsigned grid, const uint8_t* in, int64_t n, unsigned* hist,
+            cudaStream_t s) {
+  if (v.coarse && !gpu100::is_aligned(in, kVectorBytes))
+    throw std::invalid_argument("the 16-byte loads need a 16-byte aligned input");
+  CUDA_CHECK(cudaMemsetAsync(hist, 0, kBins * sizeof(unsigned), s));
+  v.kernel<<<grid, kBlock, 0, s>>>(in, n, hist);
+  LAUNCH_CHECK();
+}
+
+// ---- analysis -----------------------------------------------------------------------------------
+// The skew sweep: uniform and --skew always (they are the main table's two inputs), plus a few
+// more points in the full run.
+std::set<double> sweep_skews(double skew, bool quick) {
+  std::set<double> skews = {0.0, skew};
+  if (!quick)
+    for (double s : {50.0, 90.0, 99.0}) skews.insert(s);
+  return skews;
+}
+
+gpu100::Table sweep_table(const std::vector<const Version*>& selected) {
+  gpu100::Table t{"GB/s vs skew (bytes read / time; copy = D2D cudaMemcpy of n bytes)",
+                  {"dominant value %"},
+                  {}};
+  for (const Version* v : selected) t.columns.push_back(fmt::format("{} GB/s", v->name));
+  t.columns.push_back("best % of copy");
+  return t;
+}
+
+// One skew's row: the GB/s of the first `versions` runs, one per version (FAIL where its check
+// failed), then the best as % of copy.
+std::vector<gpu100::Cell> sweep_row(double skew, const std::vector<gpu100::Measured>& rs,
+                                    size_t versions, double copy_gbps) {
+  std::vector<gpu100::Cell> row = {skew};
+  double best = 0;
+  for (size_t i = 0; i < versions; ++i) {
+    const gpu100::Measured& r = rs[i];
+    row.push_back(r.check.pass ? gpu100::Cell(r.rate) : gpu100::Cell("FAIL"));
+    best = std::max(best, r.check.pass ? r.rate : 0.0);
+  }
+  row.push_back(copy_gbps > 0 ? 100.0 * best / copy_gbps : 0.0);
+  return row;
+}
 
 }  // namespace
 
@@ -175,7 +238,7 @@ int main(int argc, char** argv) {
   double skew = 90;
   cli.size("n", n, 1'000'003, "number of bytes", kMaxN);
   cli.option("skew", skew, "percent of the skewed input that is one value", 0, 100);
-  cli.kernels({"global_atomics", "shared_privatized", "coarsened", "aggregated"});
+  cli.kernels_of(kVersions);
   cli.device_bytes([&] { return double(n) + kBins * sizeof(unsigned); });
 
   return gpu100::run(cli, argc, argv, [&](gpu100::Context& ctx) {
@@ -187,87 +250,57 @@ int main(int argc, char** argv) {
     report.limit("dram_gbps", ctx.device().peak_dram_gbps(), "HBM peak");
     report.baseline_as_percent();
 
-    const size_t count = size_t(n);
-    gpu100::DeviceBuffer<uint8_t> d_in(count);
+    gpu100::DeviceBuffer<uint8_t> d_in{size_t(n)};
     gpu100::DeviceBuffer<unsigned> d_hist(kBins);
-    if (!gpu100::is_aligned(d_in.data(), kVectorBytes))
-      throw std::invalid_argument("the 16-byte loads need a 16-byte aligned input");
-    const double bytes = double(n);
     // A copy of n bytes moves 2n (read + write) at the rate the memory system sustains: the
     // practical ceiling of a kernel that streams its input once.
-    const double copy_gbps = ctx.copy_baseline(count).gbps;
+    const double copy_gbps = ctx.copy_baseline(size_t(n)).gbps;
 
-    // Grids: one byte per thread for versions 1 and 2 (capped so gridDim.x stays legal; the
-    // kernels stride over the rest), the resident grid for 3 and 4, but no more blocks than there
-    // are 16-byte words to give them.
-    const unsigned one_per_thread =
-        unsigned(std::min<int64_t>(gpu100::ceil_div<int64_t>(n, kBlock), ctx.device().max_grid_x));
-    auto capped = [&](HistKernel k) {
-      const int64_t useful = std::max<int64_t>(1, gpu100::ceil_div<int64_t>(n, kVectorBytes * kBlock));
-      return unsigned(std::min<int64_t>(gpu100::resident_grid(k, kBlock), useful));
-    };
-    const Version versions[] = {
-        {"global_atomics", hist_global, one_per_thread},
-        {"shared_privatized", hist_privatized<false, false>, one_per_thread},
-        {"coarsened", hist_privatized<true, false>, capped(hist_privatized<true, false>)},
-        {"aggregated", hist_privatized<true, true>, capped(hist_privatized<true, true>)},
-    };
-
-    // The skew sweep: uniform and --skew always (they are the main table's two inputs), plus a
-    // few more points in the full run.
-    std::set<double> skews = {0.0, skew};
-    if (!ctx.quick())
-      for (double s : {50.0, 90.0, 99.0}) skews.insert(s);
     const uint8_t dominant = uint8_t(1 + gpu100::mix64(ctx.seed() ^ 0xD0D0u) % 255);
-    char line[200];
-    std::snprintf(line, sizeof line,
-                  "skewed input: %g%% of the bytes are %u, the rest uniform; uniform input: "
-                  "every byte uniform in 0..255",
-                  skew, unsigned(dominant));
-    report.note(line);
+    report.note(fmt::format("skewed input: {:g}% of the bytes are {}, the rest uniform; uniform "
+                            "input: every byte uniform in 0..255",
+                            skew, unsigned(dominant)));
     report.note("each timed launch includes the cudaMemsetAsync that zeroes the 1 KiB histogram");
 
-    gpu100::Table sweep{"GB/s vs skew (bytes read / time; copy = D2D cudaMemcpy of n bytes)",
-                        {"dominant value %"},
-                        {}};
-    for (const auto& v : versions)
-      if (ctx.want(v.name)) sweep.columns.push_back(std::string(v.name) + " GB/s");
-    sweep.columns.push_back("best % of copy");
-
+    std::vector<const Version*> selected;
+    for (const Version& v : kVersions)
+      if (ctx.want(v.name)) selected.push_back(&v);
+    gpu100::Table sweep = sweep_table(selected);
     gpu100::CheckResult sweep_check;  // unchecked until the first point is combined into it
-    for (double s : skews) {
-      const auto input = make_input(count, ctx.seed(), s, dominant);
+    for (double s : sweep_skews(skew, ctx.quick())) {
+      const auto input = make_input(size_t(n), ctx.seed(), s, dominant);
       const auto ref = cpu_histogram(input);
       d_in.upload(input);
-      const bool main_row = s == 0.0 || s == skew;
-      std::vector<gpu100::Cell> row = {s};
-      double best = 0;
-      for (const auto& v : versions) {
-        if (!ctx.want(v.name)) continue;
-        auto launch = [&](cudaStream_t st) {
-          // Atomics add to what is there: the histogram starts from zero on every launch.
-          CUDA_CHECK(cudaMemsetAsync(d_hist.data(), 0, d_hist.bytes(), st));
-          v.kernel<<<v.grid, kBlock, 0, st>>>(d_in.data(), n, d_hist.data());
-          LAUNCH_CHECK();
-        };
-        // Poisoning is overwritten by the launch's own memset; it still catches a launch that
-        // forgets the memset (its counts would start from 0xFFFFFFFF).
-        d_hist.poison();
-        launch(nullptr);
-        CUDA_CHECK(cudaDeviceSynchronize());
-        const auto check = gpu100::compare_exact(d_hist.download(), ref);
-        const auto t = ctx.bench(launch);
-        const double rate = gpu100::gbps(bytes, t.median_ms);
-        if (main_row) {
-          if (s == 0.0) report.add(std::string(v.name) + " uniform", t, rate, check);
-          if (s == skew) report.add(std::string(v.name) + " skewed", t, rate, check);
-        }
-        sweep_check = gpu100::combine(sweep_check, check);
-        row.push_back(check.pass ? gpu100::Cell(rate) : gpu100::Cell("FAIL"));
-        best = std::max(best, check.pass ? rate : 0.0);
+      // The main table's rows are the points of its two inputs; the others are sweep points.
+      auto run = [&](const Version& v, std::string name, gpu100::Role role) {
+        return gpu100::Measure{
+            .name = std::move(name),
+            .kernel = v.name,
+            .launch = [&, grid = grid_of(v, n, ctx.device().max_grid_x)](
+                          cudaStream_t st) { launch(v, grid, d_in.data(), n, d_hist.data(), st); },
+            // The launch's own memset overwrites the poison; it still catches a launch that
+            // forgets the memset (its counts would start from 0xFFFFFFFF).
+            .reset = [&] { d_hist.poison(); },
+            .check = [&] { return gpu100::compare_exact(d_hist.download(), ref); },
+            .work = double(n),
+            .role = role};
+      };
+      std::vector<gpu100::Measure> runs;
+      for (const Version* v : selected) {
+        if (s == 0.0)
+          runs.push_back(run(*v, fmt::format("{} uniform", v->name), gpu100::Role::version));
+        else if (s == skew)
+          runs.push_back(run(*v, fmt::format("{} skewed", v->name), gpu100::Role::version));
+        else
+          runs.push_back(run(*v, v->name, gpu100::Role::point));
       }
-      row.push_back(copy_gbps > 0 ? 100.0 * best / copy_gbps : 0.0);
-      sweep.add_row(std::move(row));
+      // --skew 0: the skewed rows are the uniform input too.
+      if (s == 0.0 && skew == 0.0)
+        for (const Version* v : selected)
+          runs.push_back(run(*v, fmt::format("{} skewed", v->name), gpu100::Role::version));
+      const auto rs = ctx.measure_all(runs);
+      for (const auto& r : rs) sweep_check = gpu100::combine(sweep_check, r.check);
+      sweep.add_row(sweep_row(s, rs, selected.size(), copy_gbps));
     }
     report.add_check("skew sweep (every point, every version)", sweep_check);
     report.table(std::move(sweep));
