@@ -2,26 +2,16 @@
 //
 // Cooperative groups name sets of threads and give each set its own collective operations. A
 // tile, cg::tiled_partition<32>(block) or <16>, is a warp or half-warp as an object: cg::reduce(
-// tile, v, cg::plus<float>()) sums over it with register shuffles (shfl.sync with the lane mask
-// and width the tile size implies). At the other end, cg::this_grid().sync() is a barrier for
-// every thread of the grid, so a computation whose phases each need ALL of the previous phase's
-// results can run in one kernel launch instead of one launch per phase. The barrier only works if
-// every block of the grid is resident at once (a waiting block would otherwise wait for a block
-// that cannot start), so the kernel must be launched with cudaLaunchCooperativeKernel, which
-// refuses a grid larger than the occupancy calculator allows. The grid is therefore persistent:
-// at most the blocks that fit, each looping over its share of the data (grid-stride loops).
+// tile, v, cg::plus<float>()) sums over it with register shuffles. At the other end,
+// cg::this_grid().sync() is a barrier for every thread of the grid, so a computation whose phases
+// each need ALL of the previous phase's results can run in one kernel launch instead of one launch
+// per phase. The barrier only works if every block of the grid is resident at once, so the kernel
+// is launched with cudaLaunchCooperativeKernel, which refuses a grid larger than the occupancy
+// calculator allows: the grid is persistent, each block looping over its share of the data.
 //
-// What grid.sync() compiles to (nvcc 13, PTX checked by the ptx test): barrier.sync 0 (the block
-// waits for itself), then one thread per block does atom.add.release.gpu.u32 on an arrival counter
-// in a workspace the runtime passes to cooperative launches and spins on ld.acquire.gpu.u32 until
-// the last arrival flips the counter's top bit, then barrier.sync 0 again. The release/acquire pair
-// is what makes the writes of every block before the barrier visible to every block after it. A
-// normal <<<>>> launch has no workspace and the generated code executes `trap`.
-//
-// Two problems, each as a multi-launch version and a cooperative version with the same phase code,
-// the same grid and the same arithmetic order (so only the barrier differs):
-//   z-score   y = (x - mean) / sqrt(var + eps): phase 1 sums x (one partial per block), phase 2
-//             sums (x - mean)^2, phase 3 writes y. Every block needs the totals of all blocks.
+// Two problems, each as a multi-launch version and a cooperative version with the same phase
+// code, the same grid and the same arithmetic order (so only the barrier differs):
+//   z-score   y = (x - mean) / sqrt(var + eps): sum x, sum (x - mean)^2, write y.
 //   Jacobi    `steps` smoothing steps u'[i] = (u[i-1] + 2 u[i] + u[i+1]) / 4 on a 1D rod with fixed
 //             end values: each step needs all of the previous step's neighbours.
 //
@@ -29,30 +19,26 @@
 //   multi_launch         z-score as 3 kernels (tile-32 reductions); the launch boundary is the
 //                        barrier.
 //   cooperative          the same 3 phases in one cooperative kernel with 2 grid.sync().
-//   cooperative_tile16   the same kernel reducing in tiles of 16 threads (a half-warp shuffle
-//                        tree, 16 partials per block instead of 8): tile size is a template
-//                        parameter, nothing else changes.
+//   cooperative_tile16   the same kernel reducing in tiles of 16 threads (a template parameter).
 //   jacobi_multi_launch  one launch per Jacobi step.
 //   jacobi_cooperative   all steps in one cooperative kernel, grid.sync() between steps.
-// Sweeps: both z-score versions over n, both Jacobi versions over the rod length, as microseconds
-// per call / per step and the speedup of the cooperative kernel. The difference is the cost of a
-// kernel boundary (launch, drain, ramp-up) against the cost of a grid barrier (an atomic per block
-// on one counter): large at small sizes, lost in the memory time at large ones.
+// Sweeps: both z-score versions over n, both Jacobi versions over the rod length, microseconds
+// per call / per step and the speedup of the cooperative kernel: the cost of a kernel boundary
+// against the cost of a grid barrier.
 //
 // Check: z-score against a double CPU reference, with a tolerance from the fp32 rounding bound of
-// the sums (see zscore_tolerance); Jacobi bit-exact against the same float arithmetic on the CPU
+// the sums (zscore_tolerance); Jacobi bit-exact against the same float arithmetic on the CPU
 // (the update is written with __fadd_rn/__fmul_rn, so no FMA contraction changes a bit).
 //
 // Run:  build/bin/day032 [--n 67108867] [--cells 1048583 --steps 100]
 //                        [--kernel cooperative,jacobi_cooperative]
 #include <cooperative_groups.h>
 #include <cooperative_groups/reduce.h>
+#include <fmt/core.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <cstdio>
-#include <functional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -70,8 +56,77 @@ constexpr float kEps = 1e-5f;
 // in [0.5, 2] and no subnormal can appear).
 constexpr float kLeft = 1.0f, kRight = 2.0f;
 
-// ---- reductions over tiles ---------------------------------------------------------------------
+// ---- CPU reference ------------------------------------------------------------------------------
+struct ZscoreRef {
+  std::vector<float> y;
+  double mean = 0, rstd = 0, xmax = 0, ymax = 0, yrms = 0;
+};
 
+ZscoreRef zscore_reference(const std::vector<float>& x) {
+  ZscoreRef r;
+  const double n = double(x.size());
+  double s = 0;
+  for (float v : x) s += v;
+  r.mean = s / n;
+  double q = 0;
+  for (float v : x) q += (v - r.mean) * (v - r.mean);
+  r.rstd = 1.0 / std::sqrt(q / n + double(kEps));
+  r.y.resize(x.size());
+  double y2 = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double y = (x[i] - r.mean) * r.rstd;
+    r.y[i] = float(y);
+    r.xmax = std::max(r.xmax, std::fabs(double(x[i])));
+    r.ymax = std::max(r.ymax, std::fabs(y));
+    y2 += y * y;
+  }
+  r.yrms = std::sqrt(y2 / n);
+  return r;
+}
+
+// Why this tolerance: the inputs are positive (uniform in [1, 3)), so the fp32 sum of x and the
+// sum of squared deviations have relative error at most b = gamma_h (gpu100::summation_error_bound)
+// where h counts the roundings one input meets: its thread's serial loop, two block trees, the
+// serial loop over partials and a few for x - mean, the square and the division. Then mean and
+// rstd are off by at most b relatively, and y = (x - mean) * rstd by
+//   |dy| <= b * (|mean| * rstd + |y|) + 4u * (|x| * rstd + |y|),   u = 2^-24.
+// The largest such |dy| bounds the max abs error; divided by rms(y) it bounds the relative L2.
+gpu100::Tolerance zscore_tolerance(const ZscoreRef& r, int64_t n, unsigned grid) {
+  const double u = std::ldexp(1.0, -24);
+  const double levels = std::log2(double(kBlock));
+  const double h = double(gpu100::ceil_div<int64_t>(n, int64_t(grid) * kBlock)) + 2 * levels +
+                   double(gpu100::ceil_div<int64_t>(grid, kBlock)) + levels + 4;
+  const double b = gpu100::summation_error_bound(h, n);
+  const double dy = b * (std::fabs(r.mean) * r.rstd + r.ymax) + 4 * u * (r.xmax * r.rstd + r.ymax);
+  gpu100::Tolerance t = gpu100::Tolerance::Custom(
+      std::max(gpu100::Tolerance::FP32().rel_l2, r.yrms > 0 ? dy / r.yrms : dy),
+      std::max(gpu100::Tolerance::FP32().max_abs_rel, r.ymax > 0 ? dy / r.ymax : 1.0));
+  t.name = "fp32 z-score bound";
+  return t;
+}
+
+// (l + 2c + r) / 4 with every rounding spelled out, so the CPU can reproduce it bit for bit: 2c
+// and the final * 0.25 are exact (no subnormals here), the two additions round once each.
+__host__ __device__ inline float jacobi_update(float l, float c, float r) {
+#ifdef __CUDA_ARCH__
+  return __fmul_rn(__fadd_rn(__fadd_rn(l, __fmul_rn(2.0f, c)), r), 0.25f);
+#else
+  return ((l + 2.0f * c) + r) * 0.25f;
+#endif
+}
+
+std::vector<float> jacobi_reference(std::vector<float> u, int steps) {
+  std::vector<float> v(u.size());
+  const size_t n = u.size();
+  for (int s = 0; s < steps; ++s) {
+    for (size_t i = 0; i < n; ++i)
+      v[i] = jacobi_update(i > 0 ? u[i - 1] : kLeft, u[i], i + 1 < n ? u[i + 1] : kRight);
+    std::swap(u, v);
+  }
+  return u;
+}
+
+// ---- kernels ------------------------------------------------------------------------------------
 // Sum of v over the block, returned to every thread. Each tile reduces with cg::reduce (a shuffle
 // tree of log2(Tile) steps), tile leaders park their sums in shared memory, and the first tile sums
 // those. Every thread of the block must call it. `scratch` holds kBlock / Tile + 1 floats.
@@ -106,8 +161,7 @@ __device__ __forceinline__ float grid_total(const float* partial, float* scratch
   return block_sum<Tile>(s, scratch);
 }
 
-// ---- the z-score phases (shared by both versions) -----------------------------------------------
-
+// The z-score phases (shared by both versions).
 template <int Tile>
 __device__ __forceinline__ void phase_sum(const float* __restrict__ x, int64_t n, float* partial,
                                           float* scratch) {
@@ -196,18 +250,7 @@ __global__ void __launch_bounds__(kBlock)
   phase_normalize(x, y, n, mean, rstd);
 }
 
-// ---- Jacobi ------------------------------------------------------------------------------------
-
-// (l + 2c + r) / 4 with every rounding spelled out, so the CPU can reproduce it bit for bit: 2c
-// and the final * 0.25 are exact (no subnormals here), the two additions round once each.
-__host__ __device__ inline float jacobi_update(float l, float c, float r) {
-#ifdef __CUDA_ARCH__
-  return __fmul_rn(__fadd_rn(__fadd_rn(l, __fmul_rn(2.0f, c)), r), 0.25f);
-#else
-  return ((l + 2.0f * c) + r) * 0.25f;
-#endif
-}
-
+// Jacobi.
 // `in` was written by the previous step, in the cooperative kernel by other blocks of the same
 // launch: plain pointers, no __restrict__ (see grid_total).
 __device__ __forceinline__ void jacobi_step(const float* in, float* out, int64_t n) {
@@ -242,8 +285,7 @@ __global__ void __launch_bounds__(kBlock)
   }
 }
 
-// ---- host side ----------------------------------------------------------------------------------
-
+// ---- launchers ----------------------------------------------------------------------------------
 // The grid of a cooperative kernel: the blocks that fit on the device at once (a larger grid makes
 // cudaLaunchCooperativeKernel fail with cudaErrorCooperativeLaunchTooLarge), and no more blocks
 // than there are 256-element chunks (an idle block would only make the barrier slower).
@@ -255,63 +297,28 @@ unsigned cooperative_grid(const void* kernel, int sm_count, int64_t items) {
   return unsigned(std::clamp<int64_t>(gpu100::ceil_div<int64_t>(items, kBlock), 1, resident));
 }
 
-struct ZscoreRef {
-  std::vector<float> y;
-  double mean = 0, rstd = 0, xmax = 0, ymax = 0, yrms = 0;
+enum class Kind {
+  multi_launch,
+  cooperative32,
+  cooperative16,
+  jacobi_multi_launch,
+  jacobi_cooperative
 };
-
-ZscoreRef zscore_reference(const std::vector<float>& x) {
-  ZscoreRef r;
-  const double n = double(x.size());
-  double s = 0;
-  for (float v : x) s += v;
-  r.mean = s / n;
-  double q = 0;
-  for (float v : x) q += (v - r.mean) * (v - r.mean);
-  r.rstd = 1.0 / std::sqrt(q / n + double(kEps));
-  r.y.resize(x.size());
-  double y2 = 0;
-  for (size_t i = 0; i < x.size(); ++i) {
-    const double y = (x[i] - r.mean) * r.rstd;
-    r.y[i] = float(y);
-    r.xmax = std::max(r.xmax, std::fabs(double(x[i])));
-    r.ymax = std::max(r.ymax, std::fabs(y));
-    y2 += y * y;
-  }
-  r.yrms = std::sqrt(y2 / n);
-  return r;
-}
-
-// Why this tolerance: the inputs are positive (uniform in [1, 3)), so the fp32 sum of x and the
-// sum of squared deviations have relative error at most b = gamma_h (gpu100::summation_error_bound)
-// where h counts the roundings one input meets: its thread's serial loop, two block trees, the
-// serial loop over partials and a few for x - mean, the square and the division. Then mean and
-// rstd are off by at most b relatively, and y = (x - mean) * rstd by
-//   |dy| <= b * (|mean| * rstd + |y|) + 4u * (|x| * rstd + |y|),   u = 2^-24.
-// The largest such |dy| bounds the max abs error; divided by rms(y) it bounds the relative L2.
-gpu100::Tolerance zscore_tolerance(const ZscoreRef& r, int64_t n, unsigned grid) {
-  const double u = std::ldexp(1.0, -24);
-  const double levels = std::log2(double(kBlock));
-  const double h = double(gpu100::ceil_div<int64_t>(n, int64_t(grid) * kBlock)) + 2 * levels +
-                   double(gpu100::ceil_div<int64_t>(grid, kBlock)) + levels + 4;
-  const double b = gpu100::summation_error_bound(h, n);
-  const double dy = b * (std::fabs(r.mean) * r.rstd + r.ymax) + 4 * u * (r.xmax * r.rstd + r.ymax);
-  gpu100::Tolerance t = gpu100::Tolerance::Custom(
-      std::max(gpu100::Tolerance::FP32().rel_l2, r.yrms > 0 ? dy / r.yrms : dy),
-      std::max(gpu100::Tolerance::FP32().max_abs_rel, r.ymax > 0 ? dy / r.ymax : 1.0));
-  t.name = "fp32 z-score bound";
-  return t;
-}
-
-std::vector<float> jacobi_reference(std::vector<float> u, int steps) {
-  std::vector<float> v(u.size());
-  const size_t n = u.size();
-  for (int s = 0; s < steps; ++s) {
-    for (size_t i = 0; i < n; ++i)
-      v[i] = jacobi_update(i > 0 ? u[i - 1] : kLeft, u[i], i + 1 < n ? u[i + 1] : kRight);
-    std::swap(u, v);
-  }
-  return u;
+struct Version {
+  const char* name;
+  Kind kind;
+};
+const Version kVersions[] = {{"multi_launch", Kind::multi_launch},
+                             {"cooperative", Kind::cooperative32},
+                             {"cooperative_tile16", Kind::cooperative16},
+                             {"jacobi_multi_launch", Kind::jacobi_multi_launch},
+                             {"jacobi_cooperative", Kind::jacobi_cooperative}};
+const Version& kZscoreMulti = kVersions[0];
+const Version& kZscoreCooperative = kVersions[1];
+const Version& kJacobiMulti = kVersions[3];
+const Version& kJacobiCooperative = kVersions[4];
+bool is_jacobi(const Version& v) {
+  return v.kind == Kind::jacobi_multi_launch || v.kind == Kind::jacobi_cooperative;
 }
 
 // One z-score problem on the device: inputs, reference, buffers and the launchers of its versions.
@@ -362,13 +369,20 @@ struct Zscore {
                                            0, s));
   }
 
+  void launch(const Version& v, cudaStream_t s) {
+    if (v.kind == Kind::multi_launch) multi_launch(s);
+    if (v.kind == Kind::cooperative32) cooperative<32>(s);
+    if (v.kind == Kind::cooperative16) cooperative<16>(s);
+  }
   void poison() {
     d_y.poison();
     d_partial_sum.poison();
     d_partial_sq.poison();
     d_stats.poison();
   }
-  gpu100::CheckResult check(unsigned grid) const {
+  // The tolerance counts the roundings of the version's grid.
+  gpu100::CheckResult check(const Version& v) const {
+    const unsigned grid = v.kind == Kind::cooperative16 ? grid16 : grid32;
     return gpu100::compare(d_y.download(), ref.y, zscore_tolerance(ref, n, grid));
   }
 };
@@ -409,16 +423,32 @@ struct Jacobi {
     CUDA_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(jacobi_cooperative),
                                            dim3(grid), dim3(kBlock), args, 0, s));
   }
+  void launch(const Version& v, cudaStream_t s) {
+    if (v.kind == Kind::jacobi_multi_launch) multi_launch(s);
+    if (v.kind == Kind::jacobi_cooperative) cooperative(s);
+  }
   void poison() {
     d_a.poison();
     d_b.poison();
   }
-  gpu100::CheckResult check() const {
+  gpu100::CheckResult check(const Version&) const {
     // The last step, steps - 1, wrote a when it is even (jacobi_out).
     return gpu100::compare_exact((steps - 1) % 2 == 0 ? d_a.download() : d_b.download(), ref);
   }
 };
 
+// Version v of problem p (a Zscore or a Jacobi): the contract's run, poisoned and checked.
+template <class Problem>
+gpu100::Measure run_of(Problem& p, const Version& v, double work, gpu100::Role role) {
+  return {.name = v.name,
+          .launch = [&p, &v](cudaStream_t s) { p.launch(v, s); },
+          .reset = [&p] { p.poison(); },
+          .check = [&p, &v] { return p.check(v); },
+          .work = work,
+          .role = role};
+}
+
+// ---- analysis -----------------------------------------------------------------------------------
 // Sizes of the sweeps: these points below the main size, then the main size itself.
 std::vector<int64_t> sweep_points(std::vector<int64_t> points, int64_t main_size) {
   std::vector<int64_t> out;
@@ -426,6 +456,36 @@ std::vector<int64_t> sweep_points(std::vector<int64_t> points, int64_t main_size
     if (p < main_size) out.push_back(p);
   out.push_back(main_size);
   return out;
+}
+
+
+gpu100::Table zscore_table() {
+  return {"z-score: one cooperative kernel vs three launches, by n",
+          {"n", "multi_launch us", "cooperative us", "speedup (x)", "% of HBM peak (cooperative)"},
+          {}};
+}
+std::vector<gpu100::Cell> zscore_row(int64_t n, const gpu100::Measured& multi,
+                                     const gpu100::Measured& coop, double peak_gbps) {
+  const double m = multi.time.median_ms, c = coop.time.median_ms;
+  return {gpu100::Cell(static_cast<long long>(n)), m * 1e3, c * 1e3, m / c,
+          100.0 * gpu100::gbps(16.0 * double(n), c) / peak_gbps};
+}
+
+gpu100::Table jacobi_table(int steps) {
+  return {fmt::format("Jacobi: grid.sync() vs one launch per step, by rod length ({} steps)",
+                      steps),
+          {"cells", "multi_launch us/step", "cooperative us/step", "speedup (x)"},
+          {}};
+}
+std::vector<gpu100::Cell> jacobi_row(int64_t cells, const gpu100::Measured& multi,
+                                     const gpu100::Measured& coop, int steps) {
+  const double m = multi.time.median_ms, c = coop.time.median_ms;
+  return {gpu100::Cell(static_cast<long long>(cells)), m * 1e3 / steps, c * 1e3 / steps, m / c};
+}
+
+bool both_passed(const std::vector<gpu100::Measured>& rs, size_t a, size_t b) {
+  return rs.size() > std::max(a, b) && rs[a].ran && rs[a].check.pass && rs[b].ran &&
+         rs[b].check.pass;
 }
 
 }  // namespace
@@ -440,8 +500,7 @@ int main(int argc, char** argv) {
   cli.size("n", n, 100'003, "elements of the z-score problem");
   cli.size("cells", cells, 10'007, "length of the Jacobi rod");
   cli.option("steps", steps, "Jacobi steps (one launch or one grid.sync() each)", 1, 100000);
-  cli.kernels({"multi_launch", "cooperative", "cooperative_tile16", "jacobi_multi_launch",
-               "jacobi_cooperative"});
+  cli.kernels_of(kVersions);
   cli.device_bytes([&] { return 8.0 * double(n) + 12.0 * double(cells) + double(1 << 20); });
   cli.require_device([](const gpu100::DeviceInfo& d) -> std::string {
     return d.cooperative_launch ? ""
@@ -461,136 +520,77 @@ int main(int argc, char** argv) {
     ctx.copy_baseline(size_t(8.0 * double(n)));
     const double zscore_bytes = 16.0 * double(n);
     const double jacobi_bytes = 8.0 * double(cells) * steps;  // per step: read u, write u'
-    char line[256];
 
-    // ---- z-score at the main size ----------------------------------------------------------
-    gpu100::Stats z_multi, z_coop, j_multi, j_coop;
-    bool z_multi_ok = false, z_coop_ok = false, j_multi_ok = false, j_coop_ok = false;
-    const bool want_z =
-        ctx.want("multi_launch") || ctx.want("cooperative") || ctx.want("cooperative_tile16");
-    if (want_z) {
+    // ---- the versions at the main sizes -------------------------------------------------------
+    std::vector<gpu100::Measured> z_main, j_main;  // in kVersions order, z-score then Jacobi
+    if (ctx.want("multi_launch") || ctx.want("cooperative") || ctx.want("cooperative_tile16")) {
       Zscore z(n, ctx.seed(), dev.sm_count);
-      auto version = [&](const char* name, unsigned grid,
-                         const std::function<void(cudaStream_t)>& launch, gpu100::Stats* keep,
-                         bool* ok) {
-        if (!ctx.want(name)) return;
-        const auto check = ctx.run_version(
-            name, launch, [&] { z.poison(); }, [&] { return z.check(grid); }, zscore_bytes);
-        if (keep) {
-          *keep = report.versions().back().time;
-          *ok = check.pass;
-        }
-      };
-      version(
-          "multi_launch", z.grid32, [&](cudaStream_t s) { z.multi_launch(s); }, &z_multi,
-          &z_multi_ok);
-      version(
-          "cooperative", z.grid32, [&](cudaStream_t s) { z.cooperative<32>(s); }, &z_coop,
-          &z_coop_ok);
-      version(
-          "cooperative_tile16", z.grid16, [&](cudaStream_t s) { z.cooperative<16>(s); }, nullptr,
-          nullptr);
-      std::snprintf(line, sizeof line,
-                    "z-score: grid of %u blocks x %d threads (the resident maximum, capped at "
-                    "n / %d) for every version; mean %.6f, rstd %.6f (CPU, double)",
-                    z.grid32, kBlock, kBlock, z.ref.mean, z.ref.rstd);
-      report.note(line);
+      std::vector<gpu100::Measure> runs;
+      for (const Version& v : kVersions)
+        if (!is_jacobi(v)) runs.push_back(run_of(z, v, zscore_bytes, gpu100::Role::version));
+      z_main = ctx.measure_all(runs);
+      report.note(fmt::format("z-score: grid of {} blocks x {} threads (the resident maximum, "
+                              "capped at n / {}) for every version; mean {:.6f}, rstd {:.6f} "
+                              "(CPU, double)",
+                              z.grid32, kBlock, kBlock, z.ref.mean, z.ref.rstd));
     }
-
-    // ---- Jacobi at the main size -----------------------------------------------------------
-    const bool want_j = ctx.want("jacobi_multi_launch") || ctx.want("jacobi_cooperative");
-    if (want_j) {
+    if (ctx.want("jacobi_multi_launch") || ctx.want("jacobi_cooperative")) {
       Jacobi j(cells, steps, ctx.seed() + 1, dev.sm_count);
-      auto version = [&](const char* name, const std::function<void(cudaStream_t)>& launch,
-                         gpu100::Stats* keep, bool* ok) {
-        if (!ctx.want(name)) return;
-        *ok = ctx.run_version(
-                     name, launch, [&] { j.poison(); }, [&] { return j.check(); }, jacobi_bytes)
-                  .pass;
-        *keep = report.versions().back().time;
-      };
-      version(
-          "jacobi_multi_launch", [&](cudaStream_t s) { j.multi_launch(s); }, &j_multi, &j_multi_ok);
-      version(
-          "jacobi_cooperative", [&](cudaStream_t s) { j.cooperative(s); }, &j_coop, &j_coop_ok);
-      std::snprintf(
-          line, sizeof line,
-          "Jacobi: %d steps on %lld cells, grid of %u blocks; GB/s count 8 bytes per cell "
-          "per step, and the rod (2 x %.1f MiB) can stay in L2, so rates above the HBM "
-          "peak are L2 rates",
-          steps, static_cast<long long>(cells), j.grid, 4.0 * double(cells) / (1 << 20));
-      report.note(line);
+      const auto role = gpu100::Role::version;
+      j_main = ctx.measure_all({run_of(j, kJacobiMulti, jacobi_bytes, role),
+                                run_of(j, kJacobiCooperative, jacobi_bytes, role)});
+      report.note(fmt::format("Jacobi: {} steps on {} cells, grid of {} blocks; GB/s count 8 bytes "
+                              "per cell per step, and the rod (2 x {:.1f} MiB) can stay in L2, so "
+                              "rates above the HBM peak are L2 rates",
+                              steps, cells, j.grid, 4.0 * double(cells) / (1 << 20)));
     }
     report.note(
         "grid.sync() = barrier.sync + one atom.add.release.gpu per block on an arrival "
         "counter + a spin on ld.acquire.gpu (see the PTX); it needs "
         "cudaLaunchCooperativeKernel and a grid that is resident all at once");
 
-    // ---- sweeps: the same comparison at smaller sizes ----------------------------------------
+    // ---- sweeps: the same comparison at smaller sizes, each size checked -----------------------
     const bool quick = ctx.quick();
+    const double peak = dev.peak_dram_gbps();
+    const auto point = gpu100::Role::point;
     if (ctx.want("multi_launch") && ctx.want("cooperative")) {
-      gpu100::Table t{
-          "z-score: one cooperative kernel vs three launches, by n",
-          {"n", "multi_launch us", "cooperative us", "speedup (x)", "% of HBM peak (cooperative)"},
-          {}};
+      gpu100::Table t = zscore_table();
       gpu100::CheckResult all;
-      auto row = [&](int64_t size, const gpu100::Stats& m, const gpu100::Stats& c) {
-        const double gbps = gpu100::gbps(16.0 * double(size), c.median_ms);
-        t.add_row({gpu100::Cell(static_cast<long long>(size)), m.median_ms * 1e3, c.median_ms * 1e3,
-                   m.median_ms / c.median_ms, 100.0 * gbps / dev.peak_dram_gbps()});
-      };
-      const auto points =
-          quick ? sweep_points({1001}, n) : sweep_points({1001, 32771, 1048583, 16777259}, n);
-      for (int64_t size : points) {
+      for (int64_t size :
+           sweep_points(quick ? std::vector<int64_t>{1001}
+                              : std::vector<int64_t>{1001, 32771, 1048583, 16777259},
+                        n)) {
         if (size == n) {
-          if (z_multi_ok && z_coop_ok) row(size, z_multi, z_coop);
+          if (both_passed(z_main, 0, 1)) t.add_row(zscore_row(size, z_main[0], z_main[1], peak));
           continue;
         }
         Zscore z(size, ctx.seed() + uint64_t(size), dev.sm_count);
-        z.poison();
-        z.multi_launch(nullptr);
-        CUDA_CHECK(cudaDeviceSynchronize());
-        all = gpu100::combine(all, z.check(z.grid32));
-        z.poison();
-        z.cooperative<32>(nullptr);
-        CUDA_CHECK(cudaDeviceSynchronize());
-        all = gpu100::combine(all, z.check(z.grid32));
-        const auto m = ctx.bench([&](cudaStream_t s) { z.multi_launch(s); });
-        const auto c = ctx.bench([&](cudaStream_t s) { z.cooperative<32>(s); });
-        row(size, m, c);
+        const double bytes = 16.0 * double(size);
+        const auto rs = ctx.measure_all(
+            {run_of(z, kZscoreMulti, bytes, point), run_of(z, kZscoreCooperative, bytes, point)});
+        all = gpu100::combine(all, gpu100::combine(rs[0].check, rs[1].check));
+        t.add_row(zscore_row(size, rs[0], rs[1], peak));
       }
       if (all.checked) report.add_check("z-score sweep (all sizes, both versions)", all);
       report.table(std::move(t));
     }
     if (ctx.want("jacobi_multi_launch") && ctx.want("jacobi_cooperative")) {
-      gpu100::Table t{"Jacobi: grid.sync() vs one launch per step, by rod length (" +
-                          std::to_string(steps) + " steps)",
-                      {"cells", "multi_launch us/step", "cooperative us/step", "speedup (x)"},
-                      {}};
+      gpu100::Table t = jacobi_table(steps);
       gpu100::CheckResult all;
-      auto row = [&](int64_t size, const gpu100::Stats& m, const gpu100::Stats& c) {
-        t.add_row({gpu100::Cell(static_cast<long long>(size)), m.median_ms * 1e3 / steps,
-                   c.median_ms * 1e3 / steps, m.median_ms / c.median_ms});
-      };
-      const auto points =
-          quick ? sweep_points({1001}, cells) : sweep_points({1001, 16411, 262147, 4194319}, cells);
-      for (int64_t size : points) {
+      for (int64_t size :
+           sweep_points(quick ? std::vector<int64_t>{1001}
+                              : std::vector<int64_t>{1001, 16411, 262147, 4194319},
+                        cells)) {
         if (size == cells) {
-          if (j_multi_ok && j_coop_ok) row(size, j_multi, j_coop);
+          if (both_passed(j_main, 0, 1)) t.add_row(jacobi_row(size, j_main[0], j_main[1], steps));
           continue;
         }
         Jacobi j(size, steps, ctx.seed() + uint64_t(size), dev.sm_count);
-        j.poison();
-        j.multi_launch(nullptr);
-        CUDA_CHECK(cudaDeviceSynchronize());
-        all = gpu100::combine(all, j.check());
-        j.poison();
-        j.cooperative(nullptr);
-        CUDA_CHECK(cudaDeviceSynchronize());
-        all = gpu100::combine(all, j.check());
-        const auto m = ctx.bench([&](cudaStream_t s) { j.multi_launch(s); });
-        const auto c = ctx.bench([&](cudaStream_t s) { j.cooperative(s); });
-        row(size, m, c);
+        const double bytes = 8.0 * double(size) * steps;
+        const auto rs = ctx.measure_all(
+            {run_of(j, kJacobiMulti, bytes, point), run_of(j, kJacobiCooperative, bytes, point)});
+        all = gpu100::combine(all, gpu100::combine(rs[0].check, rs[1].check));
+        t.add_row(jacobi_row(size, rs[0], rs[1], steps));
       }
       if (all.checked) report.add_check("Jacobi sweep (all sizes, both versions)", all);
       report.table(std::move(t));
