@@ -366,7 +366,7 @@ gpu100::Table register_table(std::vector<RegisterRow> rows, int max_threads_per_
     CUDA_CHECK(cudaFuncGetAttributes(&a, r.v->plain));
     int min_grid = 0, suggested = 0;
     CUDA_CHECK(cudaOccupancyMaxPotentialBlockSize(&min_grid, &suggested, r.v->plain, 0, 0));
-    t.add_row({a.numRegs, r.v->name, std::to_string(a.localSizeBytes),
+    t.add_row({a.numRegs, r.v->name, fmt::format("{}", a.localSizeBytes),
                blocks_per_sm(r.v->plain, kVersionBlock),
                theoretical_pct(r.v->plain, kVersionBlock, max_threads_per_sm), r.achieved_pct,
                r.gbps, 100.0 * r.gbps / copy_gbps, suggested,

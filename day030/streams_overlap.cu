@@ -160,6 +160,25 @@ const Version kVersions[] = {
     {"serial", 0}, {"streams_1", 1}, {"streams_2", 2}, {"streams_4", 4}, {"streams_8", 8},
 };
 
+// The versions' streams and events, made once: per version its worker streams (serial: none).
+struct Streams {
+  Streams() {
+    for (const Version& v : kVersions) workers.emplace_back(size_t(v.streams));
+  }
+  std::vector<std::vector<Stream>> workers;
+  Event fork;
+  std::vector<Event> joins = std::vector<Event>(8);
+};
+
+// One run of version i; with a timeline, its chunks' events are recorded there.
+void launch(const Pipeline& pipe, Streams& st, size_t i, int chunks,
+            std::vector<ChunkEvents>* timeline, cudaStream_t s) {
+  if (kVersions[i].streams == 0)
+    pipe.serial(s);
+  else
+    pipe.pipelined(s, st.workers[i], chunks, st.fork, st.joins, timeline);
+}
+
 // ---- analysis -----------------------------------------------------------------------------------
 // The stages of the pipeline, each alone over the whole array, and the copies it does not use.
 struct Stages {
@@ -178,6 +197,82 @@ int calibrated_work(double h2d_ms, double calibration_ms) {
 double overlap_bound_ms(const Stages& t, int engines) {
   return engines >= 2 ? std::max({t.h2d.median_ms, t.kernel.median_ms, t.d2h.median_ms})
                       : std::max(t.h2d.median_ms + t.d2h.median_ms, t.kernel.median_ms);
+}
+
+// Every stage alone over the whole array, the copies the pipeline does not use too. The baseline
+// H2D copy leaves the input on the device for the kernel timings; with work 0 the kernel is first
+// calibrated against it. Host-side copies: flushing L2 between repeats would change nothing but
+// add a kernel.
+Stages stage_times(gpu100::Context& ctx, Pipeline& pipe, gpu100::DeviceBuffer<uint32_t>& d_in,
+                   int& work) {
+  const size_t bytes = size_t(pipe.n) * sizeof(uint32_t);
+  auto copy = [bytes](void* dst, const void* src, cudaMemcpyKind kind) {
+    return [=](cudaStream_t s) { CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, kind, s)); };
+  };
+  auto stage = [&](std::string name, std::function<void(cudaStream_t)> run, double moved) {
+    return ctx.measure({.name = std::move(name),
+                        .launch = std::move(run),
+                        .work = moved,
+                        .role = gpu100::Role::point,
+                        .flush_l2 = false})
+        .time;
+  };
+  const auto h2d = copy(pipe.d_in, pipe.h_in, cudaMemcpyHostToDevice);
+  const auto d2h = copy(pipe.h_out, pipe.d_out, cudaMemcpyDeviceToHost);
+  auto kernel_alone = [&](cudaStream_t s) {
+    lcg_steps<<<pipe.grid(pipe.n), kBlock, 0, s>>>(pipe.d_in, pipe.d_out, pipe.n, pipe.work,
+                                                   kLcgMul, kLcgAdd);
+    LAUNCH_CHECK();
+  };
+  Stages t;
+  t.h2d = ctx.measure({.name = "pinned H2D cudaMemcpy",
+                       .launch = h2d,
+                       .reset = [&] { d_in.poison(); },
+                       .check =
+                           [&] {
+                             return gpu100::compare_exact(d_in.download().data(), pipe.h_in,
+                                                          size_t(pipe.n));
+                           },
+                       .work = double(bytes),
+                       .role = gpu100::Role::baseline,
+                       .flush_l2 = false})
+              .time;
+  if (work == 0) {
+    pipe.work = kCalibrationWork;
+    work = calibrated_work(t.h2d.median_ms, stage("calibration", kernel_alone, 0).median_ms);
+    ctx.report().note(fmt::format("--work 0: calibrated to {} LCG steps per element so that the "
+                                  "kernel alone takes about as long as the H2D copy (from a "
+                                  "{}-step run)",
+                                  work, kCalibrationWork));
+  }
+  pipe.work = work;
+  t.kernel = stage("kernel alone", kernel_alone, 2.0 * double(bytes));
+  t.d2h = stage("D2H", d2h, double(bytes));
+  // Both directions at once (two streams): what PCIe's full duplex gives when it is used.
+  Stream side_a, side_b;
+  Event fork, join_a, join_b;
+  t.both = stage(
+      "H2D + D2H",
+      [&](cudaStream_t s) {
+        CUDA_CHECK(cudaEventRecord(fork.get(), s));
+        CUDA_CHECK(cudaStreamWaitEvent(side_a.get(), fork.get(), 0));
+        CUDA_CHECK(cudaStreamWaitEvent(side_b.get(), fork.get(), 0));
+        h2d(side_a.get());
+        d2h(side_b.get());
+        CUDA_CHECK(cudaEventRecord(join_a.get(), side_a.get()));
+        CUDA_CHECK(cudaEventRecord(join_b.get(), side_b.get()));
+        CUDA_CHECK(cudaStreamWaitEvent(s, join_a.get(), 0));
+        CUDA_CHECK(cudaStreamWaitEvent(s, join_b.get(), 0));
+      },
+      2.0 * double(bytes));
+  // Pageable memory: the driver copies through its own pinned staging buffer, chunk by chunk,
+  // and the call returns only when the data is staged - no overlap with anything.
+  std::vector<uint32_t> pageable(size_t(pipe.n), 1u);
+  t.h2d_pageable = stage("H2D pageable",
+                         copy(pipe.d_in, pageable.data(), cudaMemcpyHostToDevice), double(bytes));
+  t.d2h_pageable = stage("D2H pageable",
+                         copy(pageable.data(), pipe.d_out, cudaMemcpyDeviceToHost), double(bytes));
+  return t;
 }
 
 gpu100::Table stage_table(const Stages& t, size_t bytes) {
@@ -213,11 +308,28 @@ gpu100::Table streams_table(int chunks, const std::vector<gpu100::Measured>& rs,
   return t;
 }
 
-// The recorded run's chunks, at most kTimelineRows of them: a timeline is read by eye, and the
-// pattern repeats after the first few rounds of the streams (the rest are run and checked).
+// One run of version i with the events of every chunk recorded, checked like every run; the
+// table lists the events of its last timed run, at most kTimelineRows chunks (a timeline is read
+// by eye, and the pattern repeats after the first few rounds of the streams).
 constexpr int kTimelineRows = 32;
-gpu100::Table timeline_table(const std::vector<ChunkEvents>& timeline, const Event& origin,
-                             int streams, int64_t n, int* listed, int* nonempty) {
+void timeline_run(gpu100::Context& ctx, const Pipeline& pipe, Streams& st, size_t i, int chunks,
+                  const std::function<void()>& reset,
+                  const std::function<gpu100::CheckResult()>& check) {
+  std::vector<ChunkEvents> timeline(static_cast<size_t>(chunks));
+  Event origin(true);
+  const auto r = ctx.measure({.name = "timeline",
+                              .launch =
+                                  [&](cudaStream_t s) {
+                                    CUDA_CHECK(cudaEventRecord(origin.get(), s));
+                                    launch(pipe, st, i, chunks, &timeline, s);
+                                  },
+                              .reset = reset,
+                              .check = check,
+                              .role = gpu100::Role::point,
+                              .flush_l2 = false});
+  ctx.report().add_check(fmt::format("timeline run ({})", kVersions[i].name), r.check);
+
+  const int streams = kVersions[i].streams;
   gpu100::Table t{fmt::format("timeline of one run with {} streams (ms after the first event; "
                               "each stage starts when the one before it in its stream ends, H2D "
                               "when the stream reaches it)",
@@ -229,17 +341,19 @@ gpu100::Table timeline_table(const std::vector<ChunkEvents>& timeline, const Eve
     CUDA_CHECK(cudaEventElapsedTime(&ms, origin.get(), e.get()));
     return double(ms);
   };
-  const int chunks = int(timeline.size());
-  *listed = *nonempty = 0;
+  int listed = 0, nonempty = 0;
   for (int c = 0; c < chunks; ++c) {
-    if (int64_t(c + 1) * n / chunks == int64_t(c) * n / chunks) continue;  // empty chunk
-    if (++*nonempty > kTimelineRows) continue;
+    if (int64_t(c + 1) * pipe.n / chunks == int64_t(c) * pipe.n / chunks) continue;  // empty
+    if (++nonempty > kTimelineRows) continue;
     const auto& ev = timeline[size_t(c)];
     t.add_row({c, c % streams, since(ev.h2d_start), since(ev.h2d_end), since(ev.kernel_end),
                since(ev.d2h_end)});
-    ++*listed;
+    ++listed;
   }
-  return t;
+  if (listed < nonempty)
+    ctx.report().note(
+        fmt::format("timeline: the first {} of {} chunks are listed", listed, nonempty));
+  ctx.report().table(std::move(t));
 }
 
 }  // namespace
@@ -273,84 +387,10 @@ int main(int argc, char** argv) {
     const int max_grid = ctx.device().max_grid_x;
     Pipeline pipe{h_in.data(), h_out.data(), d_in.data(), d_out.data(), n, 0, max_grid};
 
-    // ---- copy rates and stage times, each alone -----------------------------------------------
-    // Host-side copies: flushing L2 between repeats would change nothing but add a kernel.
-    auto stage = [&](std::string name, std::function<void(cudaStream_t)> launch, double work) {
-      return ctx.measure({.name = std::move(name),
-                          .launch = std::move(launch),
-                          .work = work,
-                          .role = gpu100::Role::point,
-                          .flush_l2 = false});
-    };
-    auto h2d = [&](cudaStream_t s) {
-      CUDA_CHECK(cudaMemcpyAsync(d_in.data(), h_in.data(), bytes, cudaMemcpyHostToDevice, s));
-    };
-    auto d2h = [&](cudaStream_t s) {
-      CUDA_CHECK(cudaMemcpyAsync(h_out.data(), d_out.data(), bytes, cudaMemcpyDeviceToHost, s));
-    };
-    auto kernel_alone = [&](cudaStream_t s) {
-      lcg_steps<<<pipe.grid(n), kBlock, 0, s>>>(d_in.data(), d_out.data(), n, pipe.work, kLcgMul,
-                                                kLcgAdd);
-      LAUNCH_CHECK();
-    };
-    Stages t;
-    // The baseline copy leaves the input on the device for the kernel timings below.
-    t.h2d = ctx.measure({.name = "pinned H2D cudaMemcpy",
-                         .launch = h2d,
-                         .reset = [&] { d_in.poison(); },
-                         .check = [&] { return gpu100::compare_exact(d_in.download().data(),
-                                                                     h_in.data(), count); },
-                         .work = double(bytes),
-                         .role = gpu100::Role::baseline,
-                         .flush_l2 = false})
-                .time;
-    if (work == 0) {
-      pipe.work = kCalibrationWork;
-      work = calibrated_work(t.h2d.median_ms, stage("calibration", kernel_alone, 0).time.median_ms);
-      report.note(fmt::format("--work 0: calibrated to {} LCG steps per element so that the kernel "
-                              "alone takes about as long as the H2D copy (from a {}-step run)",
-                              work, kCalibrationWork));
-    }
-    pipe.work = work;
+    // ---- the stages alone, the overlap bound --------------------------------------------------
+    const Stages t = stage_times(ctx, pipe, d_in, work);
     report.problem("work", double(work));
-    t.kernel = stage("kernel alone", kernel_alone, moved).time;
-    t.d2h = stage("D2H", d2h, double(bytes)).time;
-    // Both directions at once (two streams): what PCIe's full duplex gives when it is used.
-    Stream side_a, side_b;
-    Event fork_copy, join_a, join_b;
-    t.both = stage(
-                 "H2D + D2H",
-                 [&](cudaStream_t s) {
-                   CUDA_CHECK(cudaEventRecord(fork_copy.get(), s));
-                   CUDA_CHECK(cudaStreamWaitEvent(side_a.get(), fork_copy.get(), 0));
-                   CUDA_CHECK(cudaStreamWaitEvent(side_b.get(), fork_copy.get(), 0));
-                   h2d(side_a.get());
-                   d2h(side_b.get());
-                   CUDA_CHECK(cudaEventRecord(join_a.get(), side_a.get()));
-                   CUDA_CHECK(cudaEventRecord(join_b.get(), side_b.get()));
-                   CUDA_CHECK(cudaStreamWaitEvent(s, join_a.get(), 0));
-                   CUDA_CHECK(cudaStreamWaitEvent(s, join_b.get(), 0));
-                 },
-                 moved)
-                 .time;
-    {
-      // Pageable memory: the driver copies through its own pinned staging buffer, chunk by
-      // chunk, and the call returns only when the data is staged - no overlap with anything.
-      std::vector<uint32_t> pageable(count, 1u);
-      auto copy = [&](void* dst, const void* src, cudaMemcpyKind kind) {
-        return [=](cudaStream_t s) { CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, kind, s)); };
-      };
-      t.h2d_pageable = stage("H2D pageable",
-                             copy(d_in.data(), pageable.data(), cudaMemcpyHostToDevice),
-                             double(bytes))
-                           .time;
-      t.d2h_pageable = stage("D2H pageable",
-                             copy(pageable.data(), d_out.data(), cudaMemcpyDeviceToHost),
-                             double(bytes))
-                           .time;
-    }
     report.table(stage_table(t, bytes));
-
     int engines = 0;
     CUDA_CHECK(cudaDeviceGetAttribute(&engines, cudaDevAttrAsyncEngineCount, ctx.device().id));
     const double bound_ms = overlap_bound_ms(t, engines);
@@ -365,29 +405,20 @@ int main(int argc, char** argv) {
     const AffineMap map = lcg_power(work);
     std::vector<uint32_t> ref(count);
     for (size_t i = 0; i < count; ++i) ref[i] = map.a * h_in[i] + map.c;
-
-    Event fork;
-    std::vector<Event> joins(8);
-    std::vector<std::vector<Stream>> workers;  // per version, its streams (serial: none)
-    for (const Version& v : kVersions) workers.emplace_back(size_t(v.streams));
-    auto pipelined = [&](size_t i, std::vector<ChunkEvents>* timeline) {
-      return [&, i, timeline](cudaStream_t s) {
-        if (kVersions[i].streams == 0)
-          pipe.serial(s);
-        else
-          pipe.pipelined(s, workers[i], chunks, fork, joins, timeline);
-      };
-    };
     auto reset = [&] {
       d_in.poison();
       d_out.poison();
       std::memset(h_out.data(), 0xFF, bytes);
     };
     auto check = [&] { return gpu100::compare_exact(h_out.data(), ref.data(), count); };
+    Streams streams;
     std::vector<gpu100::Measure> runs;
     for (size_t i = 0; i < std::size(kVersions); ++i)
       runs.push_back({.name = kVersions[i].name,
-                      .launch = pipelined(i, nullptr),
+                      .launch =
+                          [&, i](cudaStream_t s) {
+                            launch(pipe, streams, i, chunks, nullptr, s);
+                          },
                       .reset = reset,
                       .check = check,
                       .work = moved,
@@ -396,34 +427,10 @@ int main(int argc, char** argv) {
     if (std::any_of(rs.begin() + 1, rs.end(), [](const auto& r) { return r.ran; }))
       report.table(streams_table(chunks, rs, bound_ms));
 
-    // ---- one configuration's timeline: 4 streams, else the most that ran ------------------------
+    // ---- one configuration's timeline: 4 streams, else the most that ran ----------------------
     size_t shown = 0;
     for (size_t i = 1; i < rs.size(); ++i)
       if (rs[i].ran && shown != 3) shown = i;
-    if (shown > 0) {
-      std::vector<ChunkEvents> timeline(static_cast<size_t>(chunks));
-      Event origin(true);
-      // The recorded run is a run like any other: its result must be right too. The events of its
-      // last timed run are the timeline.
-      const auto r = ctx.measure({.name = "timeline",
-                                  .launch =
-                                      [&](cudaStream_t s) {
-                                        CUDA_CHECK(cudaEventRecord(origin.get(), s));
-                                        pipelined(shown, &timeline)(s);
-                                      },
-                                  .reset = reset,
-                                  .check = check,
-                                  .work = moved,
-                                  .role = gpu100::Role::point,
-                                  .flush_l2 = false});
-      report.add_check(fmt::format("timeline run ({})", kVersions[shown].name), r.check);
-      int listed = 0, nonempty = 0;
-      gpu100::Table tl =
-          timeline_table(timeline, origin, kVersions[shown].streams, n, &listed, &nonempty);
-      if (listed < nonempty)
-        report.note(
-            fmt::format("timeline: the first {} of {} chunks are listed", listed, nonempty));
-      report.table(std::move(tl));
-    }
+    if (shown > 0) timeline_run(ctx, pipe, streams, shown, chunks, reset, check);
   });
 }

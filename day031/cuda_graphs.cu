@@ -180,8 +180,9 @@ struct Chain {
     cudaGraphExecUpdateResultInfo info{};
     const cudaError_t e = cudaGraphExecUpdate(exec.get(), g.get(), &info);
     if (e != cudaSuccess)
-      throw gpu100::CudaError("cudaGraphExecUpdate refused the new graph (result " +
-                              std::to_string(int(info.result)) + "): " + cudaGetErrorString(e));
+      throw gpu100::CudaError(
+          fmt::format("cudaGraphExecUpdate refused the new graph (result {}): {}",
+                      int(info.result), cudaGetErrorString(e)));
   }
 };
 
@@ -341,6 +342,22 @@ std::string payback_note(double build_us, double eager_wall_us, double graph_wal
                      build_us);
 }
 
+gpu100::Table sweep_table(const std::vector<const Version*>& selected) {
+  gpu100::Table t{"us per kernel vs chain length (GPU events, each repeat from an idle stream)",
+                  {"kernels in chain"},
+                  {}};
+  for (const Version* v : selected)
+    t.columns.push_back(
+        fmt::format("{} {}", v->name, v->kind == Kind::fused ? "us/step" : "us/kernel"));
+  return t;
+}
+
+gpu100::Table per_kernel_table(int length) {
+  return {fmt::format("at chain = {}: us per kernel", length),
+          {"version", "GPU us/kernel (events)", "wall us/kernel (launch + sync)", "x eager (GPU)"},
+          {}};
+}
+
 // Chain lengths of the sweep: powers of two (of four with --quick) up to --chain, and --chain.
 std::set<int> sweep_lengths(int chain, bool quick) {
   std::set<int> lengths = {chain};
@@ -390,17 +407,8 @@ int main(int argc, char** argv) {
     std::vector<const Version*> selected;
     for (const Version& v : kVersions)
       if (ctx.want(v.name)) selected.push_back(&v);
-    gpu100::Table sweep{"us per kernel vs chain length (GPU events, each repeat from an idle "
-                        "stream)",
-                        {"kernels in chain"},
-                        {}};
-    for (const Version* v : selected)
-      sweep.columns.push_back(
-          fmt::format("{} {}", v->name, v->kind == Kind::fused ? "us/step" : "us/kernel"));
-    gpu100::Table per_kernel{
-        fmt::format("at chain = {}: us per kernel", length_main),
-        {"version", "GPU us/kernel (events)", "wall us/kernel (launch + sync)", "x eager (GPU)"},
-        {}};
+    gpu100::Table sweep = sweep_table(selected);
+    gpu100::Table per_kernel = per_kernel_table(length_main);
 
     gpu100::CheckResult sweep_check;  // unchecked until the first point is combined into it
     std::map<std::string, double> wall_chain_us;  // at the main length: launch + sync, whole chain

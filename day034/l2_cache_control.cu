@@ -193,9 +193,9 @@ class PersistingL2 {
 };
 
 // The window is a stream attribute, so the kernel runs on a stream of our own (gpu100::Stream, a
-// non-blocking stream: the legacy default stream that ctx.bench uses by default is no place for
-// it, and every measurement below synchronizes the device after poisoning, on the legacy stream,
-// before it launches on this one).
+// non-blocking stream: the legacy default stream that measurements use by default is no place
+// for it; ctx.measure synchronizes the device after poisoning, on the legacy stream, before it
+// launches on this one).
 void set_window(cudaStream_t s, const void* base, size_t bytes, float hit_ratio) {
   cudaStreamAttrValue v{};
   v.accessPolicyWindow.base_ptr = const_cast<void*>(base);
