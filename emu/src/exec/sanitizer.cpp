@@ -219,6 +219,38 @@ inline bool is_split(const SCell& c) { return c.w & sSplit; }
 inline void mark_split(GCell& c) { c = GCell{}; c.w.pc = fSplit; }
 inline void mark_split(SCell& c) { c = SCell{}; c.w = sSplit; }
 
+// What all race shadows together may take (GPU100_EMU_CHECK_MB, default 3 GiB): past it, memory
+// first touched is not checked for races nor, in shared memory, for uninitialized reads (said
+// once), rather than the process running the machine out of memory (a random-access benchmark
+// over a table of gigabytes would).
+struct ShadowBudget {
+  uint64_t used = 0, limit = 0;
+  bool said = false;
+  ShadowBudget() {
+    const char* v = std::getenv("GPU100_EMU_CHECK_MB");
+    limit = uint64_t(v && *v ? std::max(1ll, std::atoll(v)) : 3072) << 20;
+  }
+  bool take(uint64_t bytes) {
+    if (used + bytes <= limit) {
+      used += bytes;
+      return true;
+    }
+    if (!said) {
+      std::fprintf(stderr,
+                   "gpu100 emulator: the race check's shadow memory reached its limit of %llu MB "
+                   "(GPU100_EMU_CHECK_MB): memory first touched from now on is not checked for "
+                   "races (nor shared memory for uninitialized reads)\n",
+                   (unsigned long long)(limit >> 20));
+      said = true;
+    }
+    return false;
+  }
+};
+ShadowBudget& budget() {
+  static ShadowBudget* b = new ShadowBudget;
+  return *b;
+}
+
 // The shadow of a memory range, in chunks of 16 granules (64 bytes of memory), each made when the
 // range is first touched there: a strided or pitched access pattern pays for what it touches.
 constexpr uint64_t kChunkGranules = 16;
@@ -238,20 +270,22 @@ class Region {
     if (chunks_) nchunks_ = n;
   }
   bool ok() const { return chunks_ != nullptr; }
-  Cell& granule(uint64_t g) {
+  Cell* granule(uint64_t g) {  // null: over the budget
     Cell*& c = chunks_[g / kChunkGranules];
-    if (__builtin_expect(!c, 0)) c = carve(kChunkGranules);
-    return c[g % kChunkGranules];
+    if (__builtin_expect(!c, 0) && !(c = carve(kChunkGranules))) return nullptr;
+    return c + g % kChunkGranules;
   }
-  Cell* byte_cells(uint64_t g) {  // the four byte cells of granule g
+  Cell* byte_cells(uint64_t g) {  // the four byte cells of granule g; null: over the budget
     if (!bytes_) bytes_ = static_cast<Cell**>(std::calloc(nchunks_, sizeof(Cell*)));
-    if (!bytes_) throw std::bad_alloc();
+    if (!bytes_) return nullptr;
     Cell*& c = bytes_[g / kChunkGranules];
-    if (!c) c = carve(4 * kChunkGranules);
+    if (!c && !(c = carve(4 * kChunkGranules))) return nullptr;
     return c + 4 * (g % kChunkGranules);
   }
   void release() {
     for (void* a : arenas_) std::free(a);
+    budget().used -= arena_bytes_;
+    arena_bytes_ = 0;
     arenas_.clear();
     std::free(chunks_);
     std::free(bytes_);
@@ -264,8 +298,13 @@ class Region {
   Cell* carve(uint64_t cells) {
     if (left_ < cells) {
       const uint64_t n = std::max<uint64_t>(cells, 1u << 14);
+      if (!budget().take(n * sizeof(Cell))) return nullptr;
       void* a = std::calloc(n, sizeof(Cell));
-      if (!a) throw std::bad_alloc();
+      if (!a) {
+        budget().used -= n * sizeof(Cell);
+        return nullptr;
+      }
+      arena_bytes_ += n * sizeof(Cell);
       arenas_.push_back(a);
       next_ = static_cast<Cell*>(a);
       left_ = n;
@@ -279,6 +318,7 @@ class Region {
   Cell** bytes_ = nullptr;
   uint64_t nchunks_ = 0;
   std::vector<void*> arenas_;
+  uint64_t arena_bytes_ = 0;
   Cell* next_ = nullptr;
   uint64_t left_ = 0;
 };
@@ -567,13 +607,16 @@ template <class Cell, class Op>
 inline void walk(Region<Cell>& reg, uint64_t off, uint32_t size, Op op) {
   const uint64_t end = off + size;
   for (uint64_t g = off >> 2; g <= (end - 1) >> 2; ++g) {
-    Cell& c = reg.granule(g);
+    Cell* cp = reg.granule(g);
+    if (!cp) continue;
+    Cell& c = *cp;
     const uint64_t gs = std::max(off, g * 4), ge = std::min(end, g * 4 + 4);
     if (ge - gs == 4 && !is_split(c)) {
       op(c, 4u);
       continue;
     }
     Cell* bytes = reg.byte_cells(g);
+    if (!bytes) continue;
     if (!is_split(c)) {
       for (int i = 0; i < 4; ++i) bytes[i] = c;
       mark_split(c);
