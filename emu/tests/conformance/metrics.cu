@@ -368,7 +368,8 @@ __global__ void k_atomic_shared(unsigned* counters) {
   __syncthreads();
   atomicAdd(&bins[threadIdx.x % 4], 1u);
   __syncthreads();
-  if (threadIdx.x < 4) counters[threadIdx.x] = bins[threadIdx.x];
+  // One block writes the result: plain stores of every block to the same words would race.
+  if (blockIdx.x == 0 && threadIdx.x < 4) counters[threadIdx.x] = bins[threadIdx.x];
 }
 
 // ---------------------------------------------------------------------------------------------
