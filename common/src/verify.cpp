@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 namespace gpu100 {
 
@@ -96,6 +97,31 @@ CheckResult combine(const CheckResult& a, const CheckResult& b) {
   r.nonfinite = a.nonfinite + b.nonfinite;
   r.mismatches = a.mismatches + b.mismatches;
   return r;
+}
+
+CheckResult check_gradient(
+    const std::function<std::vector<double>(const std::vector<double>&)>& forward,
+    const std::vector<double>& x, const std::vector<double>& dy, const std::vector<double>& dx) {
+  if (dx.size() != x.size()) throw std::invalid_argument("check_gradient: dx and x differ in size");
+  const auto loss = [&](const std::vector<double>& at) {
+    const std::vector<double> y = forward(at);
+    if (y.size() != dy.size()) throw std::invalid_argument("check_gradient: y and dy differ in size");
+    double l = 0;
+    for (size_t i = 0; i < y.size(); ++i) l += dy[i] * y[i];
+    return l;
+  };
+  ErrorStats stats(Tolerance{1e-6, 1e-6, false, "finite differences"});
+  std::vector<double> probe = x;
+  for (size_t j = 0; j < x.size(); ++j) {
+    const double h = 1e-5 * std::max(1.0, std::abs(x[j]));
+    probe[j] = x[j] + h;
+    const double up = loss(probe);
+    probe[j] = x[j] - h;
+    const double down = loss(probe);
+    probe[j] = x[j];
+    stats.add(dx[j], (up - down) / (2 * h), int64_t(j));
+  }
+  return stats.finish();
 }
 
 }  // namespace gpu100

@@ -127,3 +127,37 @@ TEST(Verify, ExactFloatsCompareBitPatterns) {
   EXPECT_FALSE(compare_exact(neg, pos).pass);  // -0 is not +0 bit for bit
   EXPECT_TRUE(compare_exact(pos, pos).pass);
 }
+
+// Softmax's backward dx_i = y_i (dy_i - sum_j dy_j y_j) passes; the common slip of leaving out
+// the y_i factor, or the sum, fails.
+TEST(Verify, GradientCheckSeparatesRightFromWrongBackward) {
+  const auto softmax = [](const std::vector<double>& x) {
+    double m = x[0], s = 0;
+    for (double v : x) m = std::max(m, v);
+    std::vector<double> y(x.size());
+    for (size_t i = 0; i < x.size(); ++i) s += y[i] = std::exp(x[i] - m);
+    for (double& v : y) v /= s;
+    return y;
+  };
+  const std::vector<double> x{0.3, -1.2, 2.0, 0.7}, dy{1.0, -0.5, 0.25, 2.0};
+  const auto y = softmax(x);
+  double dot = 0;
+  for (size_t i = 0; i < x.size(); ++i) dot += dy[i] * y[i];
+  std::vector<double> right(x.size()), no_factor(x.size()), no_sum(x.size());
+  for (size_t i = 0; i < x.size(); ++i) {
+    right[i] = y[i] * (dy[i] - dot);
+    no_factor[i] = dy[i] - dot;
+    no_sum[i] = y[i] * dy[i];
+  }
+  EXPECT_TRUE(gpu100::check_gradient(softmax, x, dy, right).pass);
+  EXPECT_FALSE(gpu100::check_gradient(softmax, x, dy, no_factor).pass);
+  EXPECT_FALSE(gpu100::check_gradient(softmax, x, dy, no_sum).pass);
+  std::vector<double> one_off = right;
+  one_off[2] *= 1.001;  // a 0.1% error in one coordinate is far above the 1e-6 tolerance
+  EXPECT_FALSE(gpu100::check_gradient(softmax, x, dy, one_off).pass);
+}
+
+TEST(Verify, Bf16IsLooserThanFp16) {
+  EXPECT_LT(Tolerance::FP16().rel_l2, Tolerance::BF16().rel_l2);
+  EXPECT_LT(Tolerance::FP16().max_abs_rel, Tolerance::BF16().max_abs_rel);
+}

@@ -9,8 +9,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 namespace gpu100 {
 
@@ -24,6 +26,10 @@ struct Tolerance {
   static constexpr Tolerance FP32() { return {1e-5, 1e-4, false, "fp32"}; }
   static constexpr Tolerance TF32() { return {1e-3, 1e-2, false, "tf32"}; }
   static constexpr Tolerance FP16() { return {1e-2, 5e-2, false, "fp16"}; }
+  // bf16 keeps 8 significant bits (unit roundoff u = 2^-8 = 3.9e-3): about 5 u in the L2 norm
+  // and 25 u at the worst element, room for a few roundings (inputs, output, one intermediate)
+  // of values computed in fp32, as in the element-wise and normalization days.
+  static constexpr Tolerance BF16() { return {2e-2, 1e-1, false, "bf16"}; }
   static constexpr Tolerance Custom(double rel_l2, double max_abs_rel) {
     return {rel_l2, max_abs_rel, false, "custom"};
   }
@@ -147,5 +153,16 @@ Tolerance summation_tolerance(double additions_per_input, int64_t n);
 // Combines two results (e.g. an output and a second output of the same kernel): passes only if
 // both pass; errors are the worse of the two.
 CheckResult combine(const CheckResult& a, const CheckResult& b);
+
+// Checks a CPU backward against central finite differences of the CPU forward, in double, so
+// the reference itself is checked. forward maps x to y; with fixed upstream gradients dy the
+// scalar L(x) = sum_i dy_i y_i(x) has dL/dx_j = (dy^T J)_j, which is what a backward returns as
+// dx. Each coordinate is probed with (L(x + h e_j) - L(x - h e_j)) / 2h, h = 1e-5 max(1, |x_j|):
+// truncation error O(h^2) and rounding error O(2^-53 / h), both far below the 1e-6 relative
+// tolerance, while a wrong formula is off by O(1). Use a handful of elements: each probe is two
+// forwards. Inputs must stay away from kinks (ReLU at 0, a max that changes owner).
+CheckResult check_gradient(
+    const std::function<std::vector<double>(const std::vector<double>&)>& forward,
+    const std::vector<double>& x, const std::vector<double>& dy, const std::vector<double>& dx);
 
 }  // namespace gpu100
