@@ -38,28 +38,33 @@
 namespace {
 
 constexpr int kIgnoreIndex = -100;
-constexpr int kRowBlock = 256;   // threads of a block-per-row kernel
+constexpr int kRowBlock = 256;    // threads of a block-per-row kernel
 constexpr int kNaiveBlock = 128;  // threads (rows) of a naive block
-constexpr double kU = 0x1p-24;   // fp32 unit roundoff
+constexpr double kU = 0x1p-24;    // fp32 unit roundoff
 
 // ---- inputs -------------------------------------------------------------------------------------
 // Row kinds by row index: ignored, large positive logits, large negative logits, all equal, plain.
 enum class RowKind { plain, ignored, large_pos, large_neg, equal };
 RowKind kind_of(int64_t r) {
   switch (r % 8) {
-    case 3: return RowKind::ignored;
-    case 1: return RowKind::large_pos;
-    case 5: return RowKind::large_neg;
-    case 6: return RowKind::equal;
-    default: return RowKind::plain;
+    case 3:
+      return RowKind::ignored;
+    case 1:
+      return RowKind::large_pos;
+    case 5:
+      return RowKind::large_neg;
+    case 6:
+      return RowKind::equal;
+    default:
+      return RowKind::plain;
   }
 }
 
 struct Problem {
   int64_t rows, vocab;
-  std::vector<float> x;     // rows x vocab logits
-  std::vector<int32_t> t;   // target per row, or kIgnoreIndex
-  std::vector<float> dy;    // upstream gradient of each row's loss
+  std::vector<float> x;    // rows x vocab logits
+  std::vector<int32_t> t;  // target per row, or kIgnoreIndex
+  std::vector<float> dy;   // upstream gradient of each row's loss
 };
 
 Problem make_problem(int64_t rows, int64_t vocab, uint64_t seed) {
@@ -70,11 +75,20 @@ Problem make_problem(int64_t rows, int64_t vocab, uint64_t seed) {
   for (int64_t r = 0; r < rows; ++r) {
     float* row = p.x.data() + r * vocab;
     switch (kind_of(r)) {
-      case RowKind::ignored: p.t[size_t(r)] = kIgnoreIndex; break;
-      case RowKind::large_pos: for (int64_t i = 0; i < vocab; ++i) row[i] += 30000.0f; break;
-      case RowKind::large_neg: for (int64_t i = 0; i < vocab; ++i) row[i] -= 30000.0f; break;
-      case RowKind::equal: std::fill(row, row + vocab, 1.5f); break;
-      case RowKind::plain: break;
+      case RowKind::ignored:
+        p.t[size_t(r)] = kIgnoreIndex;
+        break;
+      case RowKind::large_pos:
+        for (int64_t i = 0; i < vocab; ++i) row[i] += 30000.0f;
+        break;
+      case RowKind::large_neg:
+        for (int64_t i = 0; i < vocab; ++i) row[i] -= 30000.0f;
+        break;
+      case RowKind::equal:
+        std::fill(row, row + vocab, 1.5f);
+        break;
+      case RowKind::plain:
+        break;
     }
   }
   return p;
@@ -213,8 +227,9 @@ gpu100::CheckResult check_version(const Reference& ref, const std::vector<float>
                          check_bounded(got_dx, ref.dx, dx_bound));
 }
 
-// ---- device: online logsumexp pairs --------------------------------------------------------------
-// (m, s) stands for s * exp(m): the running max and the sum of exp(x - m). An empty pair is
+// ---- device: online logsumexp pairs
+// -------------------------------------------------------------- (m, s) stands for s * exp(m): the
+// running max and the sum of exp(x - m). An empty pair is
 // (-inf, 0); merging with it must not compute exp(-inf - -inf) = NaN.
 struct MaxSum {
   float m, s;
@@ -334,8 +349,7 @@ __global__ void __launch_bounds__(BLOCK)
     const float lse = p.m + logf(p.s);
     if (threadIdx.x == 0) loss[r] = lse - xr[target];
     const float g = dy[r];
-    for (int64_t i = threadIdx.x; i < w.head; i += BLOCK)
-      dxr[i] = grad(xr[i], lse, i == target, g);
+    for (int64_t i = threadIdx.x; i < w.head; i += BLOCK) dxr[i] = grad(xr[i], lse, i == target, g);
     for (int64_t i = threadIdx.x; i < w.n4; i += BLOCK) {
       const float4 q = x4[i];
       const int64_t j = w.head + 4 * i;
@@ -371,9 +385,9 @@ const Version kVersions[] = {
 
 unsigned grid_of(const Version& v, int64_t rows) {
   if (v.kind == Kind::naive) return unsigned(gpu100::ceil_div<int64_t>(rows, kNaiveBlock));
-  const int64_t resident =
-      v.kind == Kind::block ? gpu100::resident_grid(ce_block<kRowBlock, false>, kRowBlock)
-                            : gpu100::resident_grid(ce_block<kRowBlock, true>, kRowBlock);
+  const int64_t resident = v.kind == Kind::block
+                               ? gpu100::resident_grid(ce_block<kRowBlock, false>, kRowBlock)
+                               : gpu100::resident_grid(ce_block<kRowBlock, true>, kRowBlock);
   return unsigned(std::min(rows, resident));
 }
 
@@ -383,23 +397,26 @@ void launch(const Version& v, unsigned grid, const Args& a, cudaStream_t s) {
       ce_naive<<<grid, kNaiveBlock, 0, s>>>(a.x, a.t, a.dy, a.loss, a.dx, a.rows, a.v);
       break;
     case Kind::block:
-      ce_block<kRowBlock, false><<<grid, kRowBlock, 0, s>>>(a.x, a.t, a.dy, a.loss, a.dx, a.rows, a.v);
+      ce_block<kRowBlock, false>
+          <<<grid, kRowBlock, 0, s>>>(a.x, a.t, a.dy, a.loss, a.dx, a.rows, a.v);
       break;
     case Kind::float4:
       // x and dx rows start at the same offset from bases that are both 16-byte aligned, so
       // the head computed from x is the head of dx too.
       if (!gpu100::is_aligned(a.x, 16) || !gpu100::is_aligned(a.dx, 16))
         throw std::runtime_error("block_float4: x and dx must be 16-byte aligned");
-      ce_block<kRowBlock, true><<<grid, kRowBlock, 0, s>>>(a.x, a.t, a.dy, a.loss, a.dx, a.rows, a.v);
+      ce_block<kRowBlock, true>
+          <<<grid, kRowBlock, 0, s>>>(a.x, a.t, a.dy, a.loss, a.dx, a.rows, a.v);
       break;
   }
   LAUNCH_CHECK();
 }
 
-// ---- analysis -------------------------------------------------------------------------------------
-// Sequential steps of one element on its way into its row's sum: a whole row in one thread for
-// naive; a strided share, then 5 shuffle and 3 shared levels of merges, for a block (float4
-// pushes 4 per load, and the head/tail up to 6 more).
+// ---- analysis
+// ------------------------------------------------------------------------------------- Sequential
+// steps of one element on its way into its row's sum: a whole row in one thread for naive; a
+// strided share, then 5 shuffle and 3 shared levels of merges, for a block (float4 pushes 4 per
+// load, and the head/tail up to 6 more).
 double sum_steps(const Version& v, int64_t vocab) {
   if (v.kind == Kind::naive) return double(vocab);
   return double(gpu100::ceil_div<int64_t>(vocab, kRowBlock)) + 6.0 + 8.0;
