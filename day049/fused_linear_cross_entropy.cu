@@ -1,0 +1,712 @@
+// Day 049 - fused linear + cross-entropy: the loss of a language-model head without its logits
+//
+// The head of a language model multiplies N token states X (N x H) by the vocabulary matrix W
+// (V x H) into logits Z = X W^T (N x V), then takes the mean cross-entropy against the targets.
+// For N = 8192, V = 32768 the logits alone are 1 GiB of fp32, more than X, W and both gradients
+// together. Training needs only the loss, dX and dW, and everything about a row of Z is local to
+// that row: so take the rows a chunk at a time, compute the chunk's logits, turn them in place
+// into dZ = (softmax - onehot) / n_valid (the cross-entropy gradient, day 48), and use them at
+// once: dX_chunk = dZ W and dW += dZ^T X_chunk. Only one chunk of logits ever exists. The cost is
+// the same arithmetic in more, smaller GEMMs.
+//
+// Versions (all compute the loss, dX and dW; rows with target ignore_index count for nothing)
+//   unfused         the whole Z at once: one GEMM for the logits, the cross-entropy kernel over
+//                   all N rows, one GEMM each for dX and dW. The same kernels as fused.
+//   fused           chunks of C rows through the same kernels, dW accumulated chunk after chunk.
+//   unfused_cublas  the unfused path with cublasSgemm for the GEMMs (vendor: not run emulated).
+//   fused_cublas    the fused path with cublasSgemm: the speed baseline on a GPU.
+// The day's GEMM is a 64 x 64 tiled kernel (16-deep k tiles in shared memory, 4 x 4 outputs per
+// thread) with the operands' layouts as template parameters: X W^T, dZ W and dZ^T X read their
+// operands in three different orders. Each output is one fma chain in k order, continued from
+// the stored value when accumulating, so fused and unfused give bit-identical loss, dX and dW.
+//
+// Peak device memory of each path is measured: cudaMemGetInfo read after its allocations and
+// after a run (and, under the emulator, its allocator's high-water mark too). --alloc-only makes
+// exactly each path's allocations (the same functions as a run), reads the same counters and
+// launches no kernel: the way to measure N = 8192, H = 1024, V = 32768 where it cannot be run.
+//
+// Check: fused against unfused bit for bit (loss, dX, dW); both, and the cuBLAS paths, against a
+// CPU reference in double within per-element bounds derived from the fp32 dot products (gamma_K
+// times the sums of absolute products) and the cross-entropy's own bound. The CPU backward is
+// checked against central finite differences of the CPU forward on a tiny case.
+//
+// Run:  build/bin/day049 [--tokens 8192 --hidden 1024 --vocab 32768] [--chunk 256] [--alloc-only]
+#include <cublas_v2.h>
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <vector>
+
+#include "gpu100/emu_metrics.h"
+#include "gpu100/gemm.h"
+#include "gpu100/gpu100.h"
+
+namespace {
+
+constexpr int kIgnoreIndex = -100;
+constexpr int kRowBlock = 256;  // cross-entropy: a block per row
+constexpr int kBM = 64, kBN = 64, kBK = 16, kGemmThreads = 256;
+constexpr double kU = 0x1p-24;
+
+// ---- inputs -------------------------------------------------------------------------------------
+struct Problem {
+  int64_t n, h, v;
+  std::vector<float> x, w;  // N x H, V x H
+  std::vector<int32_t> t;   // N targets (every 5th, from row 2, ignore_index)
+};
+
+Problem make_problem(int64_t n, int64_t h, int64_t v, uint64_t seed) {
+  Problem p{n,
+            h,
+            v,
+            gpu100::random_floats(size_t(n * h), seed, -1.0f, 1.0f),
+            gpu100::random_floats(size_t(v * h), seed + 1, -1.0f, 1.0f),
+            {}};
+  const auto t = gpu100::random_ints(size_t(n), seed + 2, 0, int32_t(v - 1));
+  p.t.assign(t.begin(), t.end());
+  for (int64_t r = 2; r < n; r += 5) p.t[size_t(r)] = kIgnoreIndex;
+  return p;
+}
+
+// ---- CPU reference ------------------------------------------------------------------------------
+// Forward in double: mean cross-entropy over the non-ignored rows of Z = X W^T (0 if none).
+double loss_cpu(const std::vector<double>& x, const std::vector<double>& w,
+                const std::vector<int32_t>& t, int64_t n, int64_t h, int64_t v) {
+  double sum = 0;
+  int64_t valid = 0;
+  std::vector<double> z(static_cast<size_t>(v));
+  for (int64_t r = 0; r < n; ++r) {
+    if (t[size_t(r)] == kIgnoreIndex) continue;
+    ++valid;
+    double m = -INFINITY, s = 0;
+    for (int64_t j = 0; j < v; ++j) {
+      double d = 0;
+      for (int64_t k = 0; k < h; ++k) d += x[size_t(r * h + k)] * w[size_t(j * h + k)];
+      z[size_t(j)] = d;
+      m = std::max(m, d);
+    }
+    for (int64_t j = 0; j < v; ++j) s += std::exp(z[size_t(j)] - m);
+    sum += m + std::log(s) - z[size_t(t[size_t(r)])];
+  }
+  return valid ? sum / double(valid) : 0.0;
+}
+
+// The reference and the largest error an fp32 path may make in each output (first-order terms,
+// doubled). Z's entries carry gamma_H sum|x||w|; dZ follows from them and from the
+// cross-entropy's own roundings (day 48); dX and dW are dot products of dZ with W and X: gamma_K
+// sum|a||b| plus what dZ's errors carry through sum|dZ err||b|.
+struct Reference {
+  double loss = 0, loss_bound = 0;
+  std::vector<double> dx, dx_bound, dw, dw_bound;
+};
+
+Reference reference(const Problem& p) {
+  const int64_t n = p.n, h = p.h, v = p.v;
+  Reference ref;
+  ref.dx.assign(size_t(n * h), 0.0);
+  ref.dx_bound.assign(size_t(n * h), 0.0);
+  ref.dw.assign(size_t(v * h), 0.0);
+  ref.dw_bound.assign(size_t(v * h), 0.0);
+  int64_t valid = 0;
+  for (int32_t t : p.t) valid += t != kIgnoreIndex;
+  const double inv = valid ? 1.0 / double(valid) : 0.0;
+  const double ce_steps = double(gpu100::ceil_div<int64_t>(v, kRowBlock)) + 14.0;
+  std::vector<double> z(static_cast<size_t>(v)), ez(static_cast<size_t>(v)),
+      g(static_cast<size_t>(v)), eg(static_cast<size_t>(v));
+  double loss_sum = 0, loss_err = 0;
+  for (int64_t r = 0; r < n; ++r) {
+    const int32_t t = p.t[size_t(r)];
+    if (t == kIgnoreIndex) continue;  // dZ row exactly 0: contributes nothing
+    const float* xr = p.x.data() + r * h;
+    double m = -INFINITY, emax = 0;
+    for (int64_t j = 0; j < v; ++j) {
+      const float* wj = p.w.data() + j * h;
+      double d = 0, a = 0;
+      for (int64_t k = 0; k < h; ++k) {
+        d += double(xr[k]) * double(wj[k]);
+        a += std::fabs(double(xr[k]) * double(wj[k]));
+      }
+      z[size_t(j)] = d;
+      ez[size_t(j)] = double(h) * kU * a;
+      m = std::max(m, d);
+      emax = std::max(emax, ez[size_t(j)]);
+    }
+    double s = 0, dmax = 0;
+    for (int64_t j = 0; j < v; ++j) {
+      s += std::exp(z[size_t(j)] - m);
+      dmax = std::max(dmax, m - z[size_t(j)]);
+    }
+    const double lse = m + std::log(s);
+    // lse: the logits' errors (at most emax each) and day 48's roundings of the fp32 kernel.
+    const double e_lse =
+        emax + (4.0 * ce_steps + 6.0 + dmax) * kU + kU * (std::fabs(lse - m) + std::fabs(lse));
+    loss_sum += lse - z[size_t(t)];
+    loss_err +=
+        e_lse + ez[size_t(t)] + kU * (std::fabs(lse - z[size_t(t)]) + std::fabs(z[size_t(t)]));
+    for (int64_t j = 0; j < v; ++j) {
+      const double pj = std::exp(z[size_t(j)] - lse);
+      g[size_t(j)] = inv * (pj - (j == t ? 1.0 : 0.0));
+      eg[size_t(j)] =
+          inv * pj * (e_lse + ez[size_t(j)] + kU * (std::fabs(z[size_t(j)] - lse) + 4.0)) +
+          3.0 * kU * std::fabs(g[size_t(j)]) + inv * 0x1p-126;
+    }
+    // dX row r = dZ_r W (K = V); dW += dZ_r^T x_r (K = N, one term per row).
+    for (int64_t j = 0; j < v; ++j) {
+      const float* wj = p.w.data() + j * h;
+      double* dwj = ref.dw.data() + j * h;
+      double* bwj = ref.dw_bound.data() + j * h;
+      for (int64_t k = 0; k < h; ++k) {
+        ref.dx[size_t(r * h + k)] += g[size_t(j)] * double(wj[k]);
+        ref.dx_bound[size_t(r * h + k)] +=
+            (double(v) * kU * std::fabs(g[size_t(j)]) + eg[size_t(j)]) * std::fabs(double(wj[k]));
+        dwj[k] += g[size_t(j)] * double(xr[k]);
+        bwj[k] +=
+            (double(n) * kU * std::fabs(g[size_t(j)]) + eg[size_t(j)]) * std::fabs(double(xr[k]));
+      }
+    }
+  }
+  for (double& b : ref.dx_bound) b *= 2.0;
+  for (double& b : ref.dw_bound) b *= 2.0;
+  ref.loss = loss_sum * inv;
+  // The sum of the row losses: a tree over N values, each rounding at most u of the partial sum.
+  // The sum of the row losses (all >= 0): n / 256 sequential additions per thread, then 8 levels.
+  ref.loss_bound =
+      2.0 * (inv * loss_err + (double(n) / kRowBlock + 10.0) * kU * std::fabs(ref.loss));
+  return ref;
+}
+
+// Passes when every value is finite and within its own bound.
+gpu100::CheckResult check_bounded(const std::vector<float>& got, const std::vector<double>& ref,
+                                  const std::vector<double>& bound) {
+  gpu100::CheckResult c;
+  c.checked = true;
+  c.tolerance = "per-element fp32 error bound";
+  c.count = int64_t(got.size());
+  double diff2 = 0, ref2 = 0, worst = -1;
+  for (size_t i = 0; i < got.size() && i < ref.size(); ++i) {
+    const double e = std::fabs(double(got[i]) - ref[i]);
+    if (!std::isfinite(got[i])) ++c.nonfinite;
+    diff2 += e * e;
+    ref2 += ref[i] * ref[i];
+    c.max_ref = std::max(c.max_ref, std::fabs(ref[i]));
+    c.max_abs_err = std::max(c.max_abs_err, e);
+    const double ratio = e == 0 ? 0 : (bound[i] > 0 ? e / bound[i] : INFINITY);
+    if (!(ratio <= 1.0)) ++c.mismatches;
+    if (!(ratio <= worst)) {
+      worst = ratio;
+      c.worst_index = int64_t(i);
+      c.worst_got = got[i];
+      c.worst_ref = ref[i];
+    }
+  }
+  c.rel_err = ref2 > 0 ? std::sqrt(diff2 / ref2) : std::sqrt(diff2);
+  c.pass = got.size() == ref.size() && c.nonfinite == 0 && c.mismatches == 0 && c.count > 0;
+  return c;
+}
+
+// ---- kernels: the tiled GEMM --------------------------------------------------------------------
+// C (M x N, row-major, ldc) = A B, or C += A B when `accumulate`. A_KMAJOR: A(m, k) = A[m lda + k]
+// (k contiguous), else A[k lda + m]; B_KMAJOR: B(k, n) = B[n ldb + k], else B[k ldb + n]. Tiles
+// are loaded so that neighbouring threads read neighbouring addresses in either layout. Each
+// output is one fma chain over k in order, started from 0 or from C's stored value: a chunked
+// sum over k continues the same chain, and zero-padded k beyond K adds exact zeros.
+template <bool A_KMAJOR, bool B_KMAJOR>
+__global__ void __launch_bounds__(kGemmThreads)
+    gemm_tiled(int M, int N, int K, const float* __restrict__ A, int lda,
+               const float* __restrict__ B, int ldb, float* __restrict__ C, int ldc,
+               bool accumulate) {
+  // +2: a warp of k-major loads stores 16 k by 2 m; a row stride of 2 mod 32 banks keeps them apart
+  __shared__ float As[kBK][kBM + 2];
+  __shared__ float Bs[kBK][kBN + 2];
+  const int tid = int(threadIdx.x), tx = tid % 16, ty = tid / 16;
+  const int m0 = int(blockIdx.y) * kBM, n0 = int(blockIdx.x) * kBN;
+  // This block's corner of C; every offset inside a tile fits in 32 bits (the launcher checks
+  // that M ldc, K lda and so on stay below 2^31).
+  float* Cb = C + int64_t(m0) * ldc + n0;
+  float acc[4][4];
+#pragma unroll
+  for (int i = 0; i < 4; ++i)
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const int m = m0 + ty + 16 * i, n = n0 + tx + 16 * j;
+      acc[i][j] = accumulate && m < M && n < N ? Cb[(ty + 16 * i) * ldc + tx + 16 * j] : 0.0f;
+    }
+  for (int k0 = 0; k0 < K; k0 += kBK) {
+#pragma unroll
+    for (int l = 0; l < kBM * kBK / kGemmThreads; ++l) {
+      const int idx = tid + l * kGemmThreads;
+      const int mm = A_KMAJOR ? idx / kBK : idx % kBM, kk = A_KMAJOR ? idx % kBK : idx / kBM;
+      const int m = m0 + mm, k = k0 + kk;
+      As[kk][mm] = m < M && k < K ? (A_KMAJOR ? A[m * lda + k] : A[k * lda + m]) : 0.0f;
+      const int nn = B_KMAJOR ? idx / kBK : idx % kBN, kb = B_KMAJOR ? idx % kBK : idx / kBN;
+      const int n = n0 + nn, kn = k0 + kb;
+      Bs[kb][nn] = n < N && kn < K ? (B_KMAJOR ? B[n * ldb + kn] : B[kn * ldb + n]) : 0.0f;
+    }
+    __syncthreads();
+#pragma unroll
+    for (int kk = 0; kk < kBK; ++kk) {
+      float a[4], b[4];
+#pragma unroll
+      for (int i = 0; i < 4; ++i) a[i] = As[kk][ty + 16 * i];
+#pragma unroll
+      for (int j = 0; j < 4; ++j) b[j] = Bs[kk][tx + 16 * j];
+#pragma unroll
+      for (int i = 0; i < 4; ++i)
+#pragma unroll
+        for (int j = 0; j < 4; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+    }
+    __syncthreads();  // before the next tile overwrites As and Bs
+  }
+#pragma unroll
+  for (int i = 0; i < 4; ++i)
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const int m = m0 + ty + 16 * i, n = n0 + tx + 16 * j;
+      if (m < M && n < N) Cb[(ty + 16 * i) * ldc + tx + 16 * j] = acc[i][j];
+    }
+}
+
+// ---- kernels: cross-entropy rows, in place ------------------------------------------------------
+struct MaxSum {
+  float m, s;  // s * exp(m); empty: (-inf, 0)
+};
+__device__ __forceinline__ MaxSum merge(MaxSum a, MaxSum b) {
+  if (a.m == -INFINITY) return b;
+  if (b.m == -INFINITY) return a;
+  const float m = fmaxf(a.m, b.m);
+  return {m, a.s * expf(a.m - m) + b.s * expf(b.m - m)};
+}
+__device__ __forceinline__ MaxSum push(MaxSum a, float x) {
+  if (x <= a.m) return {a.m, a.s + expf(x - a.m)};
+  return {x, a.s * expf(a.m - x) + 1.0f};
+}
+
+// Row r of z (logits in, dZ out): loss_rows[r] = lse - z[t] (0 if ignored), z = (softmax - onehot)
+// * inv_count. One block per row; z[t] is read before the barrier that precedes the writes.
+__global__ void __launch_bounds__(kRowBlock)
+    ce_rows(float* __restrict__ z, const int32_t* __restrict__ t,
+            const float* __restrict__ inv_count, float* __restrict__ loss_rows, int64_t v) {
+  __shared__ MaxSum warp_pairs[kRowBlock / 32];
+  __shared__ MaxSum total;
+  const int64_t r = blockIdx.x;
+  float* zr = z + r * v;
+  const int32_t target = t[r];
+  if (target == kIgnoreIndex) {
+    for (int64_t i = threadIdx.x; i < v; i += kRowBlock) zr[i] = 0.0f;
+    if (threadIdx.x == 0) loss_rows[r] = 0.0f;
+    return;
+  }
+  const float zt = threadIdx.x == 0 ? zr[target] : 0.0f;
+  MaxSum p{-INFINITY, 0.0f};
+  for (int64_t i = threadIdx.x; i < v; i += kRowBlock) p = push(p, zr[i]);
+#pragma unroll
+  for (int k = 16; k > 0; k >>= 1)
+    p = merge(p, {__shfl_xor_sync(0xffffffffu, p.m, k), __shfl_xor_sync(0xffffffffu, p.s, k)});
+  const int lane = int(threadIdx.x) % 32, warp = int(threadIdx.x) / 32;
+  if (lane == 0) warp_pairs[warp] = p;
+  __syncthreads();
+  if (warp == 0) {
+    p = lane < kRowBlock / 32 ? warp_pairs[lane] : MaxSum{-INFINITY, 0.0f};
+#pragma unroll
+    for (int k = 16; k > 0; k >>= 1)
+      p = merge(p, {__shfl_xor_sync(0xffffffffu, p.m, k), __shfl_xor_sync(0xffffffffu, p.s, k)});
+    if (lane == 0) total = p;
+  }
+  __syncthreads();
+  const float lse = total.m + logf(total.s);
+  const float inv = *inv_count;
+  if (threadIdx.x == 0) loss_rows[r] = lse - zt;
+  for (int64_t i = threadIdx.x; i < v; i += kRowBlock) {
+    const float pr = expf(zr[i] - lse);
+    zr[i] = (i == target ? pr - 1.0f : pr) * inv;
+  }
+}
+
+// One block: 1 / (rows whose target is not ignored), 0 when there are none.
+__global__ void __launch_bounds__(kRowBlock)
+    count_valid(const int32_t* __restrict__ t, int64_t n, float* __restrict__ inv_count) {
+  __shared__ int64_t partial[kRowBlock];
+  int64_t c = 0;
+  for (int64_t r = threadIdx.x; r < n; r += kRowBlock) c += t[r] != kIgnoreIndex;
+  partial[threadIdx.x] = c;
+  __syncthreads();
+  for (int s = kRowBlock / 2; s > 0; s >>= 1) {
+    if (int(threadIdx.x) < s) partial[threadIdx.x] += partial[threadIdx.x + s];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) *inv_count = partial[0] ? 1.0f / float(partial[0]) : 0.0f;
+}
+
+// One block: loss = inv_count * sum of the row losses, in a fixed order.
+__global__ void __launch_bounds__(kRowBlock)
+    mean_loss(const float* __restrict__ loss_rows, int64_t n, const float* __restrict__ inv_count,
+              float* __restrict__ loss) {
+  __shared__ float partial[kRowBlock];
+  float s = 0.0f;
+  for (int64_t r = threadIdx.x; r < n; r += kRowBlock) s += loss_rows[r];
+  partial[threadIdx.x] = s;
+  __syncthreads();
+  for (int k = kRowBlock / 2; k > 0; k >>= 1) {
+    if (int(threadIdx.x) < k) partial[threadIdx.x] += partial[threadIdx.x + k];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) *loss = partial[0] * *inv_count;
+}
+
+// ---- launchers ----------------------------------------------------------------------------------
+// The buffers every path shares (inputs and outputs) and the ones each path allocates for itself
+// (its logits buffer of `chunk` rows, the row losses, two scalars). A run and --alloc-only make
+// them through these same two functions.
+struct Io {
+  gpu100::DeviceBuffer<float> x, w, dx, dw, loss;
+  gpu100::DeviceBuffer<int32_t> t;
+};
+Io alloc_io(int64_t n, int64_t h, int64_t v) {
+  return {gpu100::DeviceBuffer<float>(size_t(n * h)),
+          gpu100::DeviceBuffer<float>(size_t(v * h)),
+          gpu100::DeviceBuffer<float>(size_t(n * h)),
+          gpu100::DeviceBuffer<float>(size_t(v * h)),
+          gpu100::DeviceBuffer<float>(1),
+          gpu100::DeviceBuffer<int32_t>(size_t(n))};
+}
+
+struct Workspace {
+  int64_t chunk;
+  gpu100::DeviceBuffer<float> z, loss_rows, inv_count;
+};
+Workspace alloc_workspace(int64_t chunk, int64_t n, int64_t v) {
+  return {chunk, gpu100::DeviceBuffer<float>(size_t(chunk * v)),
+          gpu100::DeviceBuffer<float>(size_t(n)), gpu100::DeviceBuffer<float>(1)};
+}
+
+struct Shape {
+  int64_t n, h, v;
+};
+
+// One GEMM of the path; the two implementations below.
+enum class Op { logits, dx, dw };  // Z_c = X_c W^T; dX_c = dZ_c W; dW (+)= dZ_c^T X_c
+
+void gemm_own(Op op, const Shape& s, int64_t rows, const float* xc, const float* w, float* z,
+              float* out, bool accumulate, cudaStream_t st) {
+  auto grid = [](int64_t m, int64_t n) {
+    return dim3(unsigned(gpu100::ceil_div<int64_t>(n, kBN)),
+                unsigned(gpu100::ceil_div<int64_t>(m, kBM)));
+  };
+  const int r = int(rows), h = int(s.h), v = int(s.v);  // main keeps every product below 2^31
+  switch (op) {
+    case Op::logits:
+      gemm_tiled<true, true>
+          <<<grid(r, v), kGemmThreads, 0, st>>>(r, v, h, xc, h, w, h, z, v, false);
+      break;
+    case Op::dx:
+      gemm_tiled<true, false>
+          <<<grid(r, h), kGemmThreads, 0, st>>>(r, h, v, z, v, w, h, out, h, false);
+      break;
+    case Op::dw:
+      gemm_tiled<false, false>
+          <<<grid(v, h), kGemmThreads, 0, st>>>(v, h, r, z, v, xc, h, out, h, accumulate);
+      break;
+  }
+  LAUNCH_CHECK();
+}
+
+// cuBLAS is column-major: a row-major M x N product C = A B is computed as C^T = B^T A^T.
+void gemm_cublas(gpu100::CublasHandle& handle, Op op, const Shape& s, int64_t rows, const float* xc,
+                 const float* w, float* z, float* out, bool accumulate, cudaStream_t st) {
+  handle.set_stream(st);
+  const float one = 1.0f, zero = 0.0f;
+  const int n = int(rows), h = int(s.h), v = int(s.v);
+  switch (op) {
+    case Op::logits:  // Z_c^T (V x C) = W (V x H, i.e. W^T col-major) X_c^T
+      CUBLAS_CHECK(
+          cublasSgemm(handle, CUBLAS_OP_T, CUBLAS_OP_N, v, n, h, &one, w, h, xc, h, &zero, z, v));
+      break;
+    case Op::dx:  // dX_c^T (H x C) = W^T (H x V) dZ_c^T (V x C)
+      CUBLAS_CHECK(
+          cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, h, n, v, &one, w, h, z, v, &zero, out, h));
+      break;
+    case Op::dw:  // dW^T (H x V) (+)= X_c^T (H x C) dZ_c (C x V)
+      CUBLAS_CHECK(cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_T, h, v, n, &one, xc, h, z, v,
+                               accumulate ? &one : &zero, out, h));
+      break;
+  }
+}
+
+// The whole path: count the targets, then per chunk of rows the logits GEMM, the cross-entropy
+// rows in place, the dX GEMM and the dW GEMM; the mean loss at the end. Unfused is one chunk.
+template <class Gemm>
+void run_path(Io& io, Workspace& ws, const Shape& s, Gemm gemm, cudaStream_t st) {
+  count_valid<<<1, kRowBlock, 0, st>>>(io.t.data(), s.n, ws.inv_count.data());
+  LAUNCH_CHECK();
+  for (int64_t r0 = 0; r0 < s.n; r0 += ws.chunk) {
+    const int64_t rows = std::min(ws.chunk, s.n - r0);
+    const float* xc = io.x.data() + r0 * s.h;
+    gemm(Op::logits, rows, xc, ws.z.data(), nullptr, false, st);
+    ce_rows<<<unsigned(rows), kRowBlock, 0, st>>>(
+        ws.z.data(), io.t.data() + r0, ws.inv_count.data(), ws.loss_rows.data() + r0, s.v);
+    LAUNCH_CHECK();
+    gemm(Op::dx, rows, xc, ws.z.data(), io.dx.data() + r0 * s.h, false, st);
+    gemm(Op::dw, rows, xc, ws.z.data(), io.dw.data(), r0 > 0, st);
+  }
+  mean_loss<<<1, kRowBlock, 0, st>>>(ws.loss_rows.data(), s.n, ws.inv_count.data(), io.loss.data());
+  LAUNCH_CHECK();
+}
+
+struct Version {
+  const char* name;
+  bool fused, cublas;
+};
+const Version kVersions[] = {
+    {"unfused", false, false},
+    {"fused", true, false},
+    {"unfused_cublas", false, true},
+    {"fused_cublas", true, true},
+};
+
+// Liger-Kernel's choice: about N H / V rows per chunk, so a chunk of logits is the size of X.
+int64_t default_chunk(int64_t n, int64_t h, int64_t v) {
+  return std::max<int64_t>(1, gpu100::ceil_div<int64_t>(n, gpu100::ceil_div<int64_t>(v, h)));
+}
+
+// ---- analysis: peak device memory ---------------------------------------------------------------
+size_t device_used() {
+  size_t free_bytes = 0, total = 0;
+  CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total));
+  return total - free_bytes;
+}
+
+struct Peak {
+  double io = 0, path = 0;    // cudaMemGetInfo: after the inputs/outputs, at the high-water mark
+  std::optional<double> emu;  // the emulator allocator's high-water mark, over the same span
+};
+
+// Allocates one path's inputs, outputs and workspace exactly as a run does; runs it once unless
+// alloc_only; reads device memory in use after each step. Everything is freed again on return.
+Peak measure_peak(const Problem* p, const Shape& s, int64_t chunk, bool alloc_only) {
+  const size_t before = device_used();
+  const auto emu_before = gpu100::emu_metrics_now();
+  gpu100::EmuMetricsScope scope;
+  Peak peak;
+  {
+    Io io = alloc_io(s.n, s.h, s.v);
+    peak.io = double(device_used() - before);
+    Workspace ws = alloc_workspace(chunk, s.n, s.v);
+    size_t high = device_used();
+    if (!alloc_only) {
+      io.x.upload(p->x);
+      io.w.upload(p->w);
+      io.t.upload(p->t);
+      run_path(
+          io, ws, s,
+          [&](Op op, int64_t rows, const float* xc, float* z, float* out, bool acc,
+              cudaStream_t st) { gemm_own(op, s, rows, xc, io.w.data(), z, out, acc, st); },
+          nullptr);
+      CUDA_CHECK(cudaDeviceSynchronize());
+      high = std::max(high, device_used());
+    }
+    peak.path = double(high - before);
+  }
+  if (const auto m = scope.take(); m && emu_before)
+    peak.emu = double(m->device_bytes_peak) - double(emu_before->device_bytes_live);
+  return peak;
+}
+
+gpu100::Table memory_table(const Peak& unfused, const Peak& fused, int64_t n, int64_t chunk,
+                           bool alloc_only) {
+  constexpr double kMiB = 1024.0 * 1024.0;
+  gpu100::Table t{
+      fmt::format("peak device memory, measured{}",
+                  alloc_only ? " (allocation only: no kernel ran)" : " (allocations and one run)"),
+      {"path", "rows per chunk", "inputs+outputs MiB", "peak MiB (cudaMemGetInfo)",
+       "beyond inputs+outputs MiB", "peak MiB (emulator allocator)", "unfused / this",
+       "unfused / this, beyond inputs+outputs"},
+      {}};
+  auto row = [&](const char* name, int64_t rows, const Peak& p) {
+    t.add_row({name, rows, p.io / kMiB, p.path / kMiB, (p.path - p.io) / kMiB,
+               p.emu ? gpu100::Cell(*p.emu / kMiB) : gpu100::Cell("-"),
+               p.path > 0 ? unfused.path / p.path : 0.0,
+               p.path > p.io ? (unfused.path - unfused.io) / (p.path - p.io) : 0.0});
+  };
+  row("unfused", n, unfused);
+  row("fused", chunk, fused);
+  return t;
+}
+
+// ---- analysis: the CPU backward against finite differences
+// --------------------------------------- 4 rows (one ignored), H = 3, V = 5: the loss as a
+// function of X and W together.
+gpu100::CheckResult gradient_check() {
+  constexpr int64_t n = 4, h = 3, v = 5;
+  Problem p = make_problem(n, h, v, 11);  // row 2 is ignored
+  const Reference ref = reference(p);
+  std::vector<double> in;
+  for (float f : p.x) in.push_back(f);
+  for (float f : p.w) in.push_back(f);
+  auto forward = [&](const std::vector<double>& xw) {
+    const std::vector<double> x(xw.begin(), xw.begin() + n * h), w(xw.begin() + n * h, xw.end());
+    return std::vector<double>{loss_cpu(x, w, p.t, n, h, v)};
+  };
+  std::vector<double> grad(ref.dx);
+  grad.insert(grad.end(), ref.dw.begin(), ref.dw.end());
+  return gpu100::check_gradient(forward, in, {1.0}, grad);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  gpu100::Cli cli("fused linear + cross-entropy forward and backward (loss, dX, dW) in row chunks");
+  int64_t n = 8192, h = 1024, v = 32768;
+  int chunk_arg = 0;
+  bool alloc_only = false;
+  // Tiles of 64 rows of either operand go along gridDim.y (at most 65535): 4194240 rows at most.
+  constexpr int64_t kMaxRows = int64_t(65535) * kBM;
+  cli.size("tokens", n, 67, "rows of X (B*T)", kMaxRows);
+  cli.size("hidden", h, 33, "columns of X and W (H)", kMaxRows);
+  cli.size("vocab", v, 129, "rows of W (V)", kMaxRows);
+  cli.option("chunk", chunk_arg, "rows per chunk of the fused paths (0: about N H / V)", 0,
+             1 << 24);
+  cli.flag("alloc-only", alloc_only,
+           "measure each path's peak memory from its allocations alone, no kernels");
+  cli.kernels_of(kVersions);
+  cli.validate([&]() -> std::string {
+    if (n * v > INT32_MAX || n * h > INT32_MAX || v * h > INT32_MAX)
+      return "tokens x vocab, tokens x hidden and vocab x hidden must each stay below 2^31 "
+             "(cuBLAS's int sizes)";
+    return "";
+  });
+  cli.device_bytes([&] {
+    return 4.0 * (2.0 * double(n) * double(h) + 2.0 * double(v) * double(h) +
+                  double(n) * double(v) + 3.0 * double(n));
+  });
+
+  return gpu100::run(cli, argc, argv, [&](gpu100::Context& ctx) {
+    auto& report = ctx.report();
+    report.unit("TFLOP/s");
+    report.limit("fp32_tflops", ctx.device().peak_fp32_tflops(), "FP32 peak");
+    const int64_t chunk = chunk_arg > 0 ? std::min<int64_t>(chunk_arg, n) : default_chunk(n, h, v);
+    report.problem("chunk_rows", double(chunk));
+    const Shape s{n, h, v};
+
+    if (alloc_only) {
+      const Peak unf = measure_peak(nullptr, s, n, true),
+                 fus = measure_peak(nullptr, s, chunk, true);
+      report.table(memory_table(unf, fus, n, chunk, true));
+      gpu100::CheckResult c;
+      c.checked = true;
+      c.pass = fus.path < unf.path;
+      c.tolerance = "fused peak below unfused peak";
+      report.add_check("peak memory measured, fused below unfused", c);
+      return;
+    }
+
+    report.add_check("reference gradient (finite differences)", gradient_check());
+    const Problem p = make_problem(n, h, v, ctx.seed());
+    // The CPU reference costs about 3 N V H double operations; beyond a few seconds' worth the
+    // versions are checked against each other only.
+    const bool cpu_check = double(n) * double(v) * double(h) <= double(int64_t(1) << 28);
+    std::optional<Reference> ref;
+    if (cpu_check)
+      ref = reference(p);
+    else
+      report.note(
+          "N V H > 2^28: no CPU reference; fused is checked bit for bit against unfused, the "
+          "cuBLAS paths against unfused within gpu100::gemm_tolerance of their longest dot "
+          "product");
+
+    const Peak unf_peak = measure_peak(&p, s, n, false),
+               fus_peak = measure_peak(&p, s, chunk, false);
+
+    Io io_unf = alloc_io(n, h, v), io_fus = alloc_io(n, h, v);
+    for (Io* io : {&io_unf, &io_fus}) {
+      io->x.upload(p.x);
+      io->w.upload(p.w);
+      io->t.upload(p.t);
+    }
+    Workspace ws_unf = alloc_workspace(n, n, v), ws_fus = alloc_workspace(chunk, n, v);
+    gpu100::CublasHandle handle;
+    // Unfused own results, kept for the bit-for-bit comparison with fused.
+    std::vector<float> unf_loss, unf_dx, unf_dw;
+
+    auto path_of = [&](const Version& ver) {
+      Io& io = ver.fused ? io_fus : io_unf;
+      Workspace& ws = ver.fused ? ws_fus : ws_unf;
+      return std::pair<Io*, Workspace*>{&io, &ws};
+    };
+    auto check_cpu = [&](Io& io) {
+      gpu100::CheckResult c = check_bounded(io.loss.download(), {ref->loss}, {ref->loss_bound});
+      c = gpu100::combine(c, check_bounded(io.dx.download(), ref->dx, ref->dx_bound));
+      return gpu100::combine(c, check_bounded(io.dw.download(), ref->dw, ref->dw_bound));
+    };
+
+    std::vector<gpu100::Measure> runs;
+    for (const Version& ver : kVersions) {
+      runs.push_back(
+          {.name = ver.name,
+           .launch =
+               [&](cudaStream_t st) {
+                 auto [io, ws] = path_of(ver);
+                 const float* w = io->w.data();
+                 if (ver.cublas)
+                   run_path(
+                       *io, *ws, s,
+                       [&](Op op, int64_t rows, const float* xc, float* z, float* out, bool acc,
+                           cudaStream_t q) {
+                         gemm_cublas(handle, op, s, rows, xc, w, z, out, acc, q);
+                       },
+                       st);
+                 else
+                   run_path(
+                       *io, *ws, s,
+                       [&](Op op, int64_t rows, const float* xc, float* z, float* out, bool acc,
+                           cudaStream_t q) { gemm_own(op, s, rows, xc, w, z, out, acc, q); },
+                       st);
+               },
+           .reset =
+               [&] {
+                 auto [io, ws] = path_of(ver);
+                 io->dx.poison();
+                 io->dw.poison();
+                 io->loss.poison();
+                 ws->z.poison();
+               },
+           .check = [&]() -> gpu100::CheckResult {
+             auto [io, ws] = path_of(ver);
+             gpu100::CheckResult c;
+             if (ref) c = check_cpu(*io);
+             if (!ref && ver.cublas && !unf_dx.empty()) {
+               const auto tol = gpu100::gemm_tolerance(std::max(n, v));
+               c = gpu100::compare(io->loss.download(), unf_loss, tol);
+               c = gpu100::combine(c, gpu100::compare(io->dx.download(), unf_dx, tol));
+               c = gpu100::combine(c, gpu100::compare(io->dw.download(), unf_dw, tol));
+             }
+             if (!ver.cublas && !ver.fused) {
+               unf_loss = io->loss.download();
+               unf_dx = io->dx.download();
+               unf_dw = io->dw.download();
+             } else if (!ver.cublas && !unf_dx.empty()) {
+               // Same kernels, same fma chains: fused must equal unfused bit for bit.
+               gpu100::CheckResult e = gpu100::compare_exact(io->loss.download(), unf_loss);
+               e = gpu100::combine(e, gpu100::compare_exact(io->dx.download(), unf_dx));
+               e = gpu100::combine(e, gpu100::compare_exact(io->dw.download(), unf_dw));
+               c = ref ? gpu100::combine(c, e) : e;
+             }
+             return c;
+           },
+           .work = 3.0 * gpu100::gemm_flops(n, v, h),
+           .vendor = ver.cublas});
+    }
+    const auto measured = ctx.measure_all(runs);
+
+    report.table(memory_table(unf_peak, fus_peak, n, chunk, false));
+    if (!ctx.device().emulated && measured[0].ran && measured[1].ran &&
+        measured[0].time.median_ms > 0)
+      report.note(fmt::format("fused / unfused time: {:.3f} (own GEMMs)",
+                              measured[1].time.median_ms / measured[0].time.median_ms));
+    if (!ctx.want("unfused") && ctx.want("fused"))
+      report.note("fused ran without unfused: checked against the CPU only");
+  });
+}
