@@ -2,12 +2,12 @@
 //
 // The head of a language model multiplies N token states X (N x H) by the vocabulary matrix W
 // (V x H) into logits Z = X W^T (N x V), then takes the mean cross-entropy against the targets.
-// For N = 8192, V = 32768 the logits alone are 1 GiB of fp32, more than X, W and both gradients
-// together. Training needs only the loss, dX and dW, and everything about a row of Z is local to
-// that row: so take the rows a chunk at a time, compute the chunk's logits, turn them in place
-// into dZ = (softmax - onehot) / n_valid (the cross-entropy gradient, day 48), and use them at
-// once: dX_chunk = dZ W and dW += dZ^T X_chunk. Only one chunk of logits ever exists. The cost is
-// the same arithmetic in more, smaller GEMMs.
+// At a large vocabulary the logits alone outweigh X, W and both gradients together. Training needs
+// only the loss, dX and dW, and everything about a row of Z is local to that row: so take the rows
+// a chunk at a time, compute the chunk's logits, turn them in place into dZ = (softmax - onehot) /
+// n_valid (the cross-entropy gradient, day 48), and use them at once: dX_chunk = dZ W and dW +=
+// dZ^T X_chunk. Only one chunk of logits ever exists. The cost is the same arithmetic in more,
+// smaller GEMMs.
 //
 // Versions (all compute the loss, dX and dW; rows with target ignore_index count for nothing)
 //   unfused         the whole Z at once: one GEMM for the logits, the cross-entropy kernel over
