@@ -1,0 +1,594 @@
+// Day 045 - vector norms (L1, L2) and Dynamic Tanh, forward and backward
+//
+// Two memory-bound pieces of a training step. The norms of a long vector (gradient clipping
+// computes ||g||_2 over every parameter) are full reductions: the whole GPU reads n floats and
+// agrees on one number. L2 has a trap beyond speed: x^2 overflows fp32 for |x| > 1.8e19 and
+// underflows to 0 for |x| < 1e-19, so a plain sum of squares returns inf or 0 for vectors whose
+// norm is perfectly representable. Dynamic Tanh (DyT, "Transformers without Normalization",
+// 2025) replaces LayerNorm by y = gamma_j tanh(alpha x) + beta_j with one learned scalar alpha:
+// no statistics in the forward, but the backward has three reductions of different shapes,
+//   dx = dy gamma_j alpha (1 - t^2)   (t = tanh(alpha x)),   dgamma_j = sum_rows dy t,
+//   dbeta_j = sum_rows dy,   dalpha = sum_all dy gamma_j x (1 - t^2).
+//
+// Versions
+//   l1_norm          sum |x|: 16-byte grid-stride loads, block sums, then one block adds the
+//                    per-block partials in a fixed order (deterministic, no atomics).
+//   l2_norm          the same for sum x^2, then sqrt.
+//   l2_norm_scaled   two passes: max|x| (exact), then sum (x 2^-e)^2 with 2^e the power of two
+//                    just above the max; scaling by a power of two is exact, and nothing
+//                    overflows or underflows.
+//   dyt_fwd          one thread per element.
+//   dyt_fwd_vec      16-byte loads and stores (when the row length is a multiple of 4; else the
+//                    scalar kernel runs, and the report says so).
+//   dyt_bwd_unfused  dx in one pass, then a second pass over x and dy for the three reductions.
+//   dyt_bwd_fused    one pass: thread = column over a chunk of rows writes dx and accumulates
+//                    dgamma, dbeta and its share of dalpha; the chunks' partials are then added
+//                    in order.
+//
+// Check: against a CPU reference in double. Norms: the rounding-error bound of a sum of
+// non-negative terms (common/'s summation tolerance, with the additions each input goes
+// through), plus the scaled L2 on vectors scaled by 1e25 and 1e-25, where the plain L2 gives inf
+// and 0 (shown in a table). DyT (inputs include large |alpha x|, where tanh saturates and
+// 1 - t^2 is 0): y, dx and the reductions against per-element rounding-error bounds (tanhf's 2
+// ulp, the sums' gamma_h), never below common/'s fp32 tolerance. The CPU backward (dx, dalpha,
+// dgamma, dbeta) is checked against central finite differences of the CPU forward.
+//
+// Run:  build/bin/day045 [--n 67108867] [--rows 4096] [--cols 4096] [--kernel l2_norm,...]
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "gpu100/gpu100.h"
+
+namespace {
+
+constexpr int kBlock = 256;
+constexpr int kWarps = kBlock / 32;
+constexpr unsigned kMaxNormBlocks = 1024;  // stage-1 blocks of the norms, whatever the device
+constexpr int kChunkRows = 64;             // rows per partial in the DyT reductions
+constexpr double kU = 0x1p-24;
+
+// ---- CPU reference ------------------------------------------------------------------------------
+double l1_cpu(const std::vector<float>& x) {
+  double s = 0;
+  for (float v : x) s += std::fabs(double(v));
+  return s;
+}
+double l2_cpu(const std::vector<float>& x) {
+  double s = 0;
+  for (float v : x) s += double(v) * double(v);  // doubles reach 1e308: no overflow for fp32 data
+  return std::sqrt(s);
+}
+
+struct DytShape {
+  int64_t rows, cols;
+};
+
+// z = [x (rows * cols), alpha, gamma (cols), beta (cols)] so that finite differences can probe
+// every input at once.
+std::vector<double> dyt_forward_cpu(const DytShape& s, const std::vector<double>& x, double alpha,
+                                    const std::vector<double>& gamma,
+                                    const std::vector<double>& beta) {
+  std::vector<double> y(x.size());
+  for (int64_t i = 0; i < s.rows; ++i)
+    for (int64_t j = 0; j < s.cols; ++j) {
+      const size_t o = size_t(i * s.cols + j);
+      y[o] = gamma[j] * std::tanh(alpha * x[o]) + beta[j];
+    }
+  return y;
+}
+
+struct DytGrads {
+  std::vector<double> dx, dgamma, dbeta;
+  double dalpha = 0;
+};
+DytGrads dyt_backward_cpu(const DytShape& s, const std::vector<double>& x, double alpha,
+                          const std::vector<double>& gamma, const std::vector<double>& dy) {
+  DytGrads g{std::vector<double>(x.size()), std::vector<double>(s.cols),
+             std::vector<double>(s.cols), 0};
+  for (int64_t i = 0; i < s.rows; ++i)
+    for (int64_t j = 0; j < s.cols; ++j) {
+      const size_t o = size_t(i * s.cols + j);
+      const double t = std::tanh(alpha * x[o]), d = 1 - t * t;
+      g.dx[o] = dy[o] * gamma[j] * alpha * d;
+      g.dgamma[j] += dy[o] * t;
+      g.dbeta[j] += dy[o];
+      g.dalpha += dy[o] * gamma[j] * x[o] * d;
+    }
+  return g;
+}
+
+double gamma_n(double h) {
+  return h * kU / (1 - h * kU);
+}
+
+// Tolerance from a per-element bound B: ||err|| <= ||B||, max|err| <= max B; never below fp32's.
+gpu100::Tolerance bounded(const std::vector<double>& ref, const std::vector<double>& bound) {
+  double b2 = 0, r2 = 0, bmax = 0, rmax = 0;
+  for (size_t i = 0; i < ref.size(); ++i) {
+    b2 += bound[i] * bound[i];
+    r2 += ref[i] * ref[i];
+    bmax = std::max(bmax, bound[i]);
+    rmax = std::max(rmax, std::fabs(ref[i]));
+  }
+  const auto f = gpu100::Tolerance::FP32();
+  auto t = gpu100::Tolerance::Custom(std::max(f.rel_l2, r2 > 0 ? std::sqrt(b2 / r2) : 0.0),
+                                     std::max(f.max_abs_rel, rmax > 0 ? bmax / rmax : 0.0));
+  t.name = "fp32 bound";
+  return t;
+}
+
+// ---- kernels ------------------------------------------------------------------------------------
+__device__ __forceinline__ float block_sum(float v, float* scratch) {
+#pragma unroll
+  for (int k = 16; k > 0; k /= 2) v += __shfl_xor_sync(0xffffffffu, v, k);
+  if (threadIdx.x % 32 == 0) scratch[threadIdx.x / 32] = v;
+  __syncthreads();
+  float total = scratch[0];
+#pragma unroll
+  for (int w = 1; w < kWarps; ++w) total += scratch[w];
+  __syncthreads();
+  return total;
+}
+
+__device__ __forceinline__ float block_max(float v, float* scratch) {
+#pragma unroll
+  for (int k = 16; k > 0; k /= 2) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, k));
+  if (threadIdx.x % 32 == 0) scratch[threadIdx.x / 32] = v;
+  __syncthreads();
+  float total = scratch[0];
+#pragma unroll
+  for (int w = 1; w < kWarps; ++w) total = fmaxf(total, scratch[w]);
+  __syncthreads();
+  return total;
+}
+
+enum class Norm { l1, l2, max_abs };
+
+template <Norm kNorm>
+__device__ __forceinline__ float term(float v, float scale) {
+  if constexpr (kNorm == Norm::l1) return fabsf(v);
+  if constexpr (kNorm == Norm::max_abs) return fabsf(v);
+  const float s = v * scale;
+  return s * s;
+}
+
+// Stage 1: each block reduces its grid-stride share (float4 where the buffer allows, the n % 4
+// leftovers by the first threads) into partial[blockIdx.x]. x comes from cudaMalloc: aligned.
+// scale multiplies every value before squaring (a power of two: exact); *scale_exp, when given,
+// holds the exponent e of 2^-e, read from the previous stage's max.
+template <Norm kNorm>
+__global__ void norm_partial(const float* __restrict__ x, int64_t n,
+                             const int* __restrict__ scale_exp, float* __restrict__ partial) {
+  __shared__ float scratch[kWarps];
+  const float scale = scale_exp ? ldexpf(1.0f, -*scale_exp) : 1.0f;
+  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+  const int64_t tid = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  const float4* x4 = reinterpret_cast<const float4*>(x);
+  float acc = 0;
+  auto add = [&](float v) {
+    const float t = term<kNorm>(v, scale);
+    acc = kNorm == Norm::max_abs ? fmaxf(acc, t) : acc + t;
+  };
+  for (int64_t i = tid; i < n / 4; i += stride) {
+    const float4 v = __ldg(x4 + i);
+    add(v.x);
+    add(v.y);
+    add(v.z);
+    add(v.w);
+  }
+  for (int64_t i = n / 4 * 4 + tid; i < n; i += stride) add(x[i]);
+  acc = kNorm == Norm::max_abs ? block_max(acc, scratch) : block_sum(acc, scratch);
+  if (threadIdx.x == 0) partial[blockIdx.x] = acc;
+}
+
+// Stage 2, one block: the partials in a fixed order, then the norm. For the max it also writes
+// the exponent the scaled L2 uses: 2^e > max|x| (frexp: max = f 2^e, f in [0.5, 1)), clamped so
+// that 2^-e stays a normal float.
+template <Norm kNorm>
+__global__ void norm_final(const float* __restrict__ partial, int count,
+                           const int* __restrict__ scale_exp, float* __restrict__ result,
+                           int* __restrict__ exp_out) {
+  __shared__ float scratch[kWarps];
+  float acc = 0;
+  for (int i = threadIdx.x; i < count; i += blockDim.x)
+    acc = kNorm == Norm::max_abs ? fmaxf(acc, partial[i]) : acc + partial[i];
+  acc = kNorm == Norm::max_abs ? block_max(acc, scratch) : block_sum(acc, scratch);
+  if (threadIdx.x != 0) return;
+  if constexpr (kNorm == Norm::max_abs) {
+    int e = 0;
+    frexpf(acc, &e);
+    *exp_out = max(e, -125);
+  } else if constexpr (kNorm == Norm::l1) {
+    *result = acc;
+  } else {
+    *result = ldexpf(sqrtf(acc), scale_exp ? *scale_exp : 0);
+  }
+}
+
+// DyT forward, W elements per thread (W = 4 only when cols % 4 == 0: a vector then stays in one
+// row and gamma, beta are aligned at its column).
+template <int W>
+__global__ void dyt_forward(const float* __restrict__ x, const float* __restrict__ alpha,
+                            const float* __restrict__ gamma, const float* __restrict__ beta,
+                            float* __restrict__ y, int64_t n, int64_t cols) {
+  const int64_t t = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (t * W >= n) return;
+  const float a = *alpha;
+  const int64_t i = t * W, j = i % cols;
+  if constexpr (W == 1) {
+    y[i] = gamma[j] * tanhf(a * x[i]) + beta[j];
+  } else {
+    const float4 v = __ldg(reinterpret_cast<const float4*>(x + i));
+    const float4 g = __ldg(reinterpret_cast<const float4*>(gamma + j));
+    const float4 b = __ldg(reinterpret_cast<const float4*>(beta + j));
+    *reinterpret_cast<float4*>(y + i) =
+        make_float4(g.x * tanhf(a * v.x) + b.x, g.y * tanhf(a * v.y) + b.y,
+                    g.z * tanhf(a * v.z) + b.z, g.w * tanhf(a * v.w) + b.w);
+  }
+}
+
+__global__ void dyt_backward_dx(const float* __restrict__ x, const float* __restrict__ alpha,
+                                const float* __restrict__ gamma, const float* __restrict__ dy,
+                                float* __restrict__ dx, int64_t n, int64_t cols) {
+  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const float a = *alpha, t = tanhf(a * x[i]);
+  dx[i] = dy[i] * gamma[i % cols] * a * (1.0f - t * t);
+}
+
+// Thread = column j, blockIdx.y = a chunk of kChunkRows rows (coalesced across j). Writes the
+// chunk's dgamma and dbeta partials of its column, and the block's dalpha partial; with kWriteDx
+// it also writes dx, so x and dy are read once for everything.
+template <bool kWriteDx>
+__global__ void dyt_backward_chunk(const float* __restrict__ x, const float* __restrict__ alpha,
+                                   const float* __restrict__ gamma, const float* __restrict__ dy,
+                                   float* __restrict__ dx, float* __restrict__ part_gamma,
+                                   float* __restrict__ part_beta, float* __restrict__ part_alpha,
+                                   int64_t rows, int64_t cols) {
+  __shared__ float scratch[kWarps];
+  const int64_t j = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  const int64_t r0 = int64_t(blockIdx.y) * kChunkRows, r1 = min(rows, r0 + kChunkRows);
+  const float a = *alpha;
+  float sg = 0, sb = 0, sa = 0;
+  if (j < cols) {
+    const float g = gamma[j];
+    for (int64_t r = r0; r < r1; ++r) {
+      const int64_t o = r * cols + j;
+      const float xv = x[o], d = dy[o], t = tanhf(a * xv), dt = 1.0f - t * t;
+      if constexpr (kWriteDx) dx[o] = d * g * a * dt;
+      sg += d * t;
+      sb += d;
+      sa += d * g * xv * dt;
+    }
+    part_gamma[blockIdx.y * cols + j] = sg;
+    part_beta[blockIdx.y * cols + j] = sb;
+  }
+  sa = block_sum(sa, scratch);  // every thread takes part (the barrier), idle columns add 0
+  if (threadIdx.x == 0) part_alpha[blockIdx.y * gridDim.x + blockIdx.x] = sa;
+}
+
+// The partials in chunk order (deterministic). Thread 0 of block 0 also adds the dalpha partials.
+__global__ void dyt_backward_final(const float* __restrict__ part_gamma,
+                                   const float* __restrict__ part_beta,
+                                   const float* __restrict__ part_alpha, int chunks,
+                                   int alpha_parts, float* __restrict__ dgamma,
+                                   float* __restrict__ dbeta, float* __restrict__ dalpha,
+                                   int64_t cols) {
+  const int64_t j = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (j < cols) {
+    float sg = 0, sb = 0;
+    for (int c = 0; c < chunks; ++c) {
+      sg += part_gamma[c * cols + j];
+      sb += part_beta[c * cols + j];
+    }
+    dgamma[j] = sg;
+    dbeta[j] = sb;
+  }
+  if (j == 0) {
+    float sa = 0;
+    for (int k = 0; k < alpha_parts; ++k) sa += part_alpha[k];
+    *dalpha = sa;
+  }
+}
+
+// ---- launchers ----------------------------------------------------------------------------------
+enum class Kind { l1, l2, l2_scaled, dyt_fwd, dyt_fwd_vec, dyt_bwd_unfused, dyt_bwd_fused };
+struct Version {
+  const char* name;
+  Kind kind;
+};
+const Version kVersions[] = {
+    {"l1_norm", Kind::l1},
+    {"l2_norm", Kind::l2},
+    {"l2_norm_scaled", Kind::l2_scaled},
+    {"dyt_fwd", Kind::dyt_fwd},
+    {"dyt_fwd_vec", Kind::dyt_fwd_vec},
+    {"dyt_bwd_unfused", Kind::dyt_bwd_unfused},
+    {"dyt_bwd_fused", Kind::dyt_bwd_fused},
+};
+
+unsigned norm_blocks(int64_t n) {
+  return std::min<unsigned>(kMaxNormBlocks, gpu100::grid_for(std::max<int64_t>(n / 4, 1), kBlock));
+}
+
+// Additions an input goes through in a norm: 4 per float4 in its thread's register, 8 in the
+// block tree, its block's partial then a share of the final block's loop and its tree.
+double norm_additions(int64_t n) {
+  const double blocks = norm_blocks(n);
+  return 4 * std::ceil(double(n) / (4 * blocks * kBlock)) + 4 + 8 + std::ceil(blocks / kBlock) + 8;
+}
+
+struct NormBuffers {
+  float* partial;  // kMaxNormBlocks
+  float* result;
+  int* exponent;
+};
+
+void launch_norm(Kind k, const float* x, int64_t n, const NormBuffers& b, cudaStream_t s) {
+  const unsigned blocks = norm_blocks(n);
+  if (k == Kind::l1) {
+    norm_partial<Norm::l1><<<blocks, kBlock, 0, s>>>(x, n, nullptr, b.partial);
+    LAUNCH_CHECK();
+    norm_final<Norm::l1><<<1, kBlock, 0, s>>>(b.partial, int(blocks), nullptr, b.result, nullptr);
+  } else if (k == Kind::l2) {
+    norm_partial<Norm::l2><<<blocks, kBlock, 0, s>>>(x, n, nullptr, b.partial);
+    LAUNCH_CHECK();
+    norm_final<Norm::l2><<<1, kBlock, 0, s>>>(b.partial, int(blocks), nullptr, b.result, nullptr);
+  } else {
+    norm_partial<Norm::max_abs><<<blocks, kBlock, 0, s>>>(x, n, nullptr, b.partial);
+    LAUNCH_CHECK();
+    norm_final<Norm::max_abs>
+        <<<1, kBlock, 0, s>>>(b.partial, int(blocks), nullptr, nullptr, b.exponent);
+    LAUNCH_CHECK();
+    norm_partial<Norm::l2><<<blocks, kBlock, 0, s>>>(x, n, b.exponent, b.partial);
+    LAUNCH_CHECK();
+    norm_final<Norm::l2>
+        <<<1, kBlock, 0, s>>>(b.partial, int(blocks), b.exponent, b.result, nullptr);
+  }
+  LAUNCH_CHECK();
+}
+
+struct DytBuffers {
+  const float *x, *alpha, *gamma, *beta, *dy;
+  float *y, *dx, *dgamma, *dbeta, *dalpha, *part_gamma, *part_beta, *part_alpha;
+};
+
+int dyt_width(const Version& v, int64_t cols) {
+  return v.kind == Kind::dyt_fwd_vec && cols % 4 == 0 ? 4 : 1;
+}
+
+void launch_dyt(const Version& v, const DytShape& sh, const DytBuffers& b, cudaStream_t s) {
+  const int64_t n = sh.rows * sh.cols;
+  if (v.kind == Kind::dyt_fwd || v.kind == Kind::dyt_fwd_vec) {
+    if (dyt_width(v, sh.cols) == 4)
+      dyt_forward<4><<<gpu100::grid_for(n / 4, kBlock), kBlock, 0, s>>>(b.x, b.alpha, b.gamma,
+                                                                        b.beta, b.y, n, sh.cols);
+    else
+      dyt_forward<1><<<gpu100::grid_for(n, kBlock), kBlock, 0, s>>>(b.x, b.alpha, b.gamma, b.beta,
+                                                                    b.y, n, sh.cols);
+    LAUNCH_CHECK();
+    return;
+  }
+  const dim3 grid(gpu100::grid_for(sh.cols, kBlock), gpu100::grid_for(sh.rows, kChunkRows));
+  if (v.kind == Kind::dyt_bwd_unfused) {
+    dyt_backward_dx<<<gpu100::grid_for(n, kBlock), kBlock, 0, s>>>(b.x, b.alpha, b.gamma, b.dy,
+                                                                   b.dx, n, sh.cols);
+    LAUNCH_CHECK();
+    dyt_backward_chunk<false><<<grid, kBlock, 0, s>>>(b.x, b.alpha, b.gamma, b.dy, nullptr,
+                                                      b.part_gamma, b.part_beta, b.part_alpha,
+                                                      sh.rows, sh.cols);
+  } else {
+    dyt_backward_chunk<true><<<grid, kBlock, 0, s>>>(b.x, b.alpha, b.gamma, b.dy, b.dx,
+                                                     b.part_gamma, b.part_beta, b.part_alpha,
+                                                     sh.rows, sh.cols);
+  }
+  LAUNCH_CHECK();
+  dyt_backward_final<<<gpu100::grid_for(sh.cols, kBlock), kBlock, 0, s>>>(
+      b.part_gamma, b.part_beta, b.part_alpha, int(grid.y), int(grid.x * grid.y), b.dgamma, b.dbeta,
+      b.dalpha, sh.cols);
+  LAUNCH_CHECK();
+}
+
+// ---- analysis -----------------------------------------------------------------------------------
+// The CPU backward against central differences of the CPU forward: x, alpha, gamma and beta
+// probed together, 2 rows of 3, one value far into tanh's saturation.
+gpu100::CheckResult finite_difference_check() {
+  const DytShape s{2, 3};
+  const std::vector<double> x0 = {0.7, -1.4, 2.2, -0.3, 6.0, 0.9};
+  const double alpha0 = 0.8;
+  const std::vector<double> gamma0 = {1.1, -0.6, 0.9}, beta0 = {0.2, -0.1, 0.3};
+  const std::vector<double> dy = {0.5, -1.2, 0.8, 1.4, -0.3, 0.6};
+  auto forward = [&](const std::vector<double>& z) {
+    const std::vector<double> x(z.begin(), z.begin() + 6), g(z.begin() + 7, z.begin() + 10),
+        b(z.begin() + 10, z.end());
+    return dyt_forward_cpu(s, x, z[6], g, b);
+  };
+  const DytGrads g = dyt_backward_cpu(s, x0, alpha0, gamma0, dy);
+  std::vector<double> z = x0, grad = g.dx;
+  z.push_back(alpha0);
+  grad.push_back(g.dalpha);
+  z.insert(z.end(), gamma0.begin(), gamma0.end());
+  grad.insert(grad.end(), g.dgamma.begin(), g.dgamma.end());
+  z.insert(z.end(), beta0.begin(), beta0.end());
+  grad.insert(grad.end(), g.dbeta.begin(), g.dbeta.end());
+  return gpu100::check_gradient(forward, z, dy, grad);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  gpu100::Cli cli("L1/L2 vector norms (plain and overflow-safe) and Dynamic Tanh forward/backward");
+  int64_t n = (int64_t(1) << 26) + 3, rows = 4096, cols = 4096;
+  double alpha = 0.5;
+  cli.size("n", n, 100003, "elements of the normed vector", int64_t(1) << 31);
+  cli.size("rows", rows, 37, "DyT rows (tokens)", int64_t(1) << 30);
+  cli.size("cols", cols, 1031, "DyT row length (channels)", int64_t(1) << 30);
+  cli.option("alpha", alpha, "DyT's scalar alpha", -100.0, 100.0);
+  cli.kernels_of(kVersions);
+  cli.validate([&] {
+    return rows * cols >= (int64_t(1) << 31) ? std::string("--rows * --cols must be below 2^31")
+                                             : std::string();
+  });
+  cli.device_bytes([&] { return 4.0 * (double(n) + 5.0 * double(rows) * double(cols)); });
+
+  return gpu100::run(cli, argc, argv, [&](gpu100::Context& ctx) {
+    auto& report = ctx.report();
+    report.unit("GB/s");
+    report.limit("dram_gbps", ctx.device().peak_dram_gbps(), "HBM peak");
+    report.baseline_as_percent();
+
+    // ---- norms
+    const auto v = gpu100::random_floats(size_t(n), ctx.seed(), -1.0f, 1.0f);
+    const double l1_ref = l1_cpu(v), l2_ref = l2_cpu(v);
+    gpu100::DeviceBuffer<float> d_v(v), d_partial{kMaxNormBlocks}, d_result{1};
+    gpu100::DeviceBuffer<int> d_exp{1};
+    const NormBuffers nb{d_partial.data(), d_result.data(), d_exp.data()};
+    // Non-negative sums: relative error at most gamma_h (h additions per input); the L2 takes
+    // half of it through sqrt plus the rounding of each square and of sqrt.
+    const auto l1_tol = gpu100::summation_tolerance(norm_additions(n), n);
+    const auto l2_tol = gpu100::summation_tolerance(norm_additions(n) + 3, n);
+
+    // ---- DyT: x spread so that alpha x reaches tanh's saturation on some elements.
+    const DytShape sh{rows, cols};
+    const int64_t m = rows * cols;
+    auto x = gpu100::random_floats(size_t(m), ctx.seed() + 1, -3.0f, 3.0f);
+    for (int64_t i = 5; i < m; i += 101) x[size_t(i)] *= 10.0f;
+    const auto gamma = gpu100::random_floats(size_t(cols), ctx.seed() + 2, 0.5f, 1.5f);
+    const auto beta = gpu100::random_floats(size_t(cols), ctx.seed() + 3, -0.5f, 0.5f);
+    const auto dy = gpu100::random_floats(size_t(m), ctx.seed() + 4);
+    const std::vector<double> xd(x.begin(), x.end()), gd(gamma.begin(), gamma.end()),
+        bd(beta.begin(), beta.end()), dyd(dy.begin(), dy.end());
+    const double a = double(float(alpha));
+    const auto y_ref = dyt_forward_cpu(sh, xd, a, gd, bd);
+    const DytGrads g_ref = dyt_backward_cpu(sh, xd, a, gd, dyd);
+    // Bounds of the reductions. t = tanhf(a x) is within 2 ulp and a x rounded once, so t and
+    // 1 - t^2 are off by at most 10 u in absolute terms (t is at most 1); each sum adds gamma_h
+    // of its absolute terms, h = the chunk's rows and the chunks (dalpha: its block tree and
+    // every block's partial).
+    const int64_t chunks = gpu100::grid_for(rows, kChunkRows);
+    const int64_t alpha_parts = chunks * gpu100::grid_for(cols, kBlock);
+    // y and dx element by element: t within 2 ulp plus the rounding of a x carried through
+    // tanh' = 1 - t^2; 1 - t^2 within 10 u absolute; a few roundings of the products.
+    std::vector<double> by(static_cast<size_t>(m)), bdx(static_cast<size_t>(m));
+    std::vector<double> bg(static_cast<size_t>(cols)), bb(static_cast<size_t>(cols));
+    double ba_terms = 0, ba_round = 0;
+    for (int64_t i = 0; i < rows; ++i)
+      for (int64_t j = 0; j < cols; ++j) {
+        const size_t o = size_t(i * cols + j);
+        const double t = std::tanh(a * xd[o]);
+        by[o] =
+            std::fabs(gd[j]) * (4 * kU * std::fabs(t) + kU * std::fabs(a * xd[o]) * (1 - t * t)) +
+            gamma_n(2) * (std::fabs(gd[j] * t) + std::fabs(y_ref[o]));
+        bdx[o] = 10 * kU * std::fabs(dyd[o] * gd[j] * a) + gamma_n(4) * std::fabs(g_ref.dx[o]);
+        bg[j] += std::fabs(dyd[o]) * (std::fabs(t) * gamma_n(kChunkRows + chunks + 2) + 10 * kU);
+        bb[j] += std::fabs(dyd[o]) * gamma_n(kChunkRows + chunks);
+        const double w = std::fabs(dyd[o] * gd[j] * xd[o]);
+        ba_terms += w * (1 - t * t);
+        ba_round += w;
+      }
+    const std::vector<double> ba = {gamma_n(kChunkRows + 8 + alpha_parts + 4) * ba_terms +
+                                    12 * kU * ba_round};
+    const auto y_tol = bounded(y_ref, by), dx_tol = bounded(g_ref.dx, bdx);
+    const auto dgamma_tol = bounded(g_ref.dgamma, bg), dbeta_tol = bounded(g_ref.dbeta, bb),
+               dalpha_tol = bounded({g_ref.dalpha}, ba);
+
+    const std::vector<float> alpha_v = {float(alpha)};
+    gpu100::DeviceBuffer<float> d_x(x), d_alpha(alpha_v), d_gamma(gamma), d_beta(beta), d_dy(dy),
+        d_y{size_t(m)}, d_dx{size_t(m)}, d_dgamma{size_t(cols)}, d_dbeta{size_t(cols)}, d_dalpha{1},
+        d_pg{size_t(chunks * cols)}, d_pb{size_t(chunks * cols)}, d_pa{size_t(alpha_parts)};
+    const DytBuffers db{d_x.data(),     d_alpha.data(),  d_gamma.data(), d_beta.data(),
+                        d_dy.data(),    d_y.data(),      d_dx.data(),    d_dgamma.data(),
+                        d_dbeta.data(), d_dalpha.data(), d_pg.data(),    d_pb.data(),
+                        d_pa.data()};
+
+    // A copy of the DyT forward's bytes: x read, y written.
+    ctx.copy_baseline(size_t(m) * sizeof(float));
+
+    std::vector<gpu100::Measure> runs;
+    for (const Version& ver : kVersions) {
+      switch (ver.kind) {
+        case Kind::l1:
+        case Kind::l2:
+        case Kind::l2_scaled:
+          runs.push_back(
+              {.name = ver.name,
+               .launch = [&](cudaStream_t s) { launch_norm(ver.kind, d_v.data(), n, nb, s); },
+               .reset = [&] { d_result.poison(); },
+               .check =
+                   [&] {
+                     const bool l1 = ver.kind == Kind::l1;
+                     return gpu100::compare(d_result.download(),
+                                            std::vector<double>{l1 ? l1_ref : l2_ref},
+                                            l1 ? l1_tol : l2_tol);
+                   },
+               .work = 4.0 * double(n)});
+          break;
+        case Kind::dyt_fwd:
+        case Kind::dyt_fwd_vec:
+          runs.push_back({.name = ver.name,
+                          .launch = [&](cudaStream_t s) { launch_dyt(ver, sh, db, s); },
+                          .reset = [&] { d_y.poison(); },
+                          .check = [&] { return gpu100::compare(d_y.download(), y_ref, y_tol); },
+                          .work = 8.0 * double(m)});
+          break;
+        default:
+          runs.push_back(
+              {.name = ver.name,
+               .launch = [&](cudaStream_t s) { launch_dyt(ver, sh, db, s); },
+               .reset =
+                   [&] {
+                     for (auto* b : {&d_dx, &d_dgamma, &d_dbeta, &d_dalpha}) b->poison();
+                   },
+               .check =
+                   [&] {
+                     auto r = gpu100::compare(d_dx.download(), g_ref.dx, dx_tol);
+                     r = gpu100::combine(
+                         r, gpu100::compare(d_dgamma.download(), g_ref.dgamma, dgamma_tol));
+                     r = gpu100::combine(
+                         r, gpu100::compare(d_dbeta.download(), g_ref.dbeta, dbeta_tol));
+                     return gpu100::combine(
+                         r, gpu100::compare(d_dalpha.download(), std::vector<double>{g_ref.dalpha},
+                                            dalpha_tol));
+                   },
+               // The least traffic: x and dy read, dx written.
+               .work = 12.0 * double(m)});
+      }
+    }
+    ctx.measure_all(runs);
+
+    // The L2 norm of the same vector scaled by 1e25 and 1e-25: the plain sum of squares overflows
+    // to inf or underflows to 0; the scaled one must match the reference (checked).
+    if (ctx.want("l2_norm") || ctx.want("l2_norm_scaled")) {
+      gpu100::Table t{"L2 norm of the vector scaled by s",
+                      {"s", "reference", "l2_norm", "l2_norm_scaled"}};
+      for (const float s : {1e25f, 1e-25f}) {
+        std::vector<float> w(v);
+        for (float& e : w) e *= s;
+        const double ref = l2_cpu(w);
+        gpu100::DeviceBuffer<float> d_w(w);
+        std::string cells[2];
+        for (int k = 0; k < 2; ++k) {
+          const Kind kind = k == 0 ? Kind::l2 : Kind::l2_scaled;
+          if (!ctx.want(k == 0 ? "l2_norm" : "l2_norm_scaled")) continue;
+          launch_norm(kind, d_w.data(), n, nb, nullptr);
+          CUDA_CHECK(cudaDeviceSynchronize());
+          const auto got = d_result.download();
+          cells[k] = fmt::format("{:.6g}", got[0]);
+          if (kind == Kind::l2_scaled)
+            report.add_check(fmt::format("l2_norm_scaled at s = {:g}", s),
+                             gpu100::compare(got, std::vector<double>{ref}, l2_tol));
+        }
+        t.add_row({fmt::format("{:g}", s), fmt::format("{:.6g}", ref), cells[0], cells[1]});
+      }
+      report.table(std::move(t));
+    }
+
+    report.add_check("reference gradient (finite differences)", finite_difference_check());
+    report.note(fmt::format("dyt_fwd_vec: {} elements per thread (4 needs --cols % 4 == 0)",
+                            dyt_width(kVersions[4], cols)));
+  });
+}
