@@ -179,21 +179,23 @@ __global__ void dgamma_dbeta_column_loop(const float* __restrict__ x, const floa
   dbeta[c] = db;
 }
 
-// Stage one: block (blockIdx.x, blockIdx.y) sums rows [y kChunkRows, (y + 1) kChunkRows) of its
-// 256 columns into partial[y][c] (dgamma) and partial[chunks + y][c] (dbeta).
+// Stage one: block (blockIdx.x, y) sums rows [y kChunkRows, (y + 1) kChunkRows) of its 256
+// columns into partial[y][c] (dgamma) and partial[chunks + y][c] (dbeta), for y = blockIdx.y,
+// blockIdx.y + gridDim.y, ... (the grid's y dimension stops at 65535 chunks).
 __global__ void dgamma_dbeta_partials(const float* __restrict__ x, const float* __restrict__ dy,
                                       const float* __restrict__ mean,
                                       const float* __restrict__ rstd, float* __restrict__ partial,
-                                      int64_t rows, int64_t cols) {
+                                      int64_t rows, int64_t cols, int64_t chunks) {
   const int64_t c = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (c >= cols) return;
-  const int64_t chunk = blockIdx.y, chunks = gridDim.y;
-  const int64_t row0 = chunk * kChunkRows;
-  const int64_t row1 = row0 + kChunkRows < rows ? row0 + kChunkRows : rows;
-  float dg, db;
-  column_sums(x, dy, mean, rstd, row0, row1, cols, c, dg, db);
-  partial[chunk * cols + c] = dg;
-  partial[(chunks + chunk) * cols + c] = db;
+  for (int64_t chunk = blockIdx.y; chunk < chunks; chunk += gridDim.y) {
+    const int64_t row0 = chunk * kChunkRows;
+    const int64_t row1 = row0 + kChunkRows < rows ? row0 + kChunkRows : rows;
+    float dg, db;
+    column_sums(x, dy, mean, rstd, row0, row1, cols, c, dg, db);
+    partial[chunk * cols + c] = dg;
+    partial[(chunks + chunk) * cols + c] = db;
+  }
 }
 
 // Stage two: each column adds its chunks' partials, in chunk order.
@@ -243,8 +245,9 @@ void launch(const Version& v, const Args& a, cudaStream_t s) {
     LAUNCH_CHECK();
   } else {
     const int64_t chunks = chunks_of(a.rows);
-    dgamma_dbeta_partials<<<dim3(col_blocks, unsigned(chunks)), kColBlock, 0, s>>>(
-        a.x, a.dy, a.mean, a.rstd, a.partial, a.rows, a.cols);
+    const unsigned grid_y = unsigned(std::min<int64_t>(chunks, 65535));
+    dgamma_dbeta_partials<<<dim3(col_blocks, grid_y), kColBlock, 0, s>>>(
+        a.x, a.dy, a.mean, a.rstd, a.partial, a.rows, a.cols, chunks);
     LAUNCH_CHECK();
     dgamma_dbeta_finish<<<col_blocks, kColBlock, 0, s>>>(a.partial, a.dgamma, a.dbeta, chunks,
                                                          a.cols);
