@@ -28,7 +28,7 @@
 // place of its terms: common/'s fp32 tolerance, and its bf16 one for bf16 outputs. The CPU backward
 // is checked against central finite differences of the CPU forward.
 //
-// Run:  build/bin/day047 [--rows 8192] [--hidden 5632] [--kernel fwd_fused_vec,...]
+// Run:  build/bin/day047 [--rows 2048] [--hidden 5632] [--kernel fwd_fused_vec,...]
 #include <cuda_bf16.h>
 #include <fmt/core.h>
 
@@ -275,7 +275,7 @@ int main(int argc, char** argv) {
   gpu100::Cli cli(
       "SwiGLU forward and backward: unfused chain vs fused, scalar and 16-byte "
       "vectors, fp32 and bf16");
-  int64_t rows = 8192, hidden = 5632;
+  int64_t rows = 2048, hidden = 5632;
   cli.size("rows", rows, 37, "rows (tokens)", int64_t(1) << 30);
   cli.size("hidden", hidden, 1031, "H: the gated half-width (a row of the input has 2 H)",
            int64_t(1) << 30);
