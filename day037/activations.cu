@@ -8,8 +8,9 @@
 // as wide as the fp32 ones. The arithmetic stays in fp32 where it loses precision in half
 // (erf, tanh, exp and the cancellation in 1 + t near t = -1); half2 arithmetic is used where it
 // is exact or nearly so: the backward of sigmoid and tanh from their saved output y,
-// y (1 - y) = fma(-y, y, y) and 1 - y^2 = fma(-y, y, 1) with one rounding (fma.rn.f16x2), where
-// a multiply then a subtract would round y^2 first and lose every bit to cancellation as y -> 1.
+// y (1 - y) = fma(-y, y, y) and 1 - y^2 = fma(-y, y, 1) with one rounding (fma.rn.f16x2). A
+// multiply then a subtract would round y^2 first, and near y = 1 the cancellation in 1 - y^2
+// turns that half-ulp of y^2 into many ulps of the result.
 //
 // Versions (each op in each precision and direction is one version, <op>_<fwd|bwd>_<fp32|half2>)
 //   gelu_erf   0.5 x (1 + erf(x / sqrt 2)), the exact GELU; backward from x.
