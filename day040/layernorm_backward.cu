@@ -234,23 +234,33 @@ struct Args {
   int64_t rows, cols;
 };
 
-void launch(const Version& v, const Args& a, cudaStream_t s) {
-  layernorm_dx_warp<<<gpu100::grid_for(a.rows, kWarpBlock / 32), kWarpBlock, 0, s>>>(
-      a.x, a.dy, a.gamma, a.mean, a.rstd, a.dx, a.rows, a.cols);
+// The launch shapes, computed once (not inside the timed launches).
+struct Grids {
+  unsigned dx, columns;  // blocks of the dx kernel; blocks of 256 columns
+  int64_t chunks;        // row chunks of the two-stage reduction
+  unsigned chunk_grid;   // the partials grid's y dimension: at most 65535, the kernel loops past it
+};
+
+Grids grids_of(int64_t rows, int64_t cols) {
+  const int64_t chunks = chunks_of(rows);
+  return {gpu100::grid_for(rows, kWarpBlock / 32), gpu100::grid_for(cols, kColBlock), chunks,
+          unsigned(std::min<int64_t>(chunks, 65535))};
+}
+
+void launch(const Version& v, const Grids& g, const Args& a, cudaStream_t s) {
+  layernorm_dx_warp<<<g.dx, kWarpBlock, 0, s>>>(a.x, a.dy, a.gamma, a.mean, a.rstd, a.dx, a.rows,
+                                                a.cols);
   LAUNCH_CHECK();
-  const unsigned col_blocks = gpu100::grid_for(a.cols, kColBlock);
   if (v.columns == Columns::loop) {
-    dgamma_dbeta_column_loop<<<col_blocks, kColBlock, 0, s>>>(a.x, a.dy, a.mean, a.rstd, a.dgamma,
-                                                              a.dbeta, a.rows, a.cols);
+    dgamma_dbeta_column_loop<<<g.columns, kColBlock, 0, s>>>(a.x, a.dy, a.mean, a.rstd, a.dgamma,
+                                                             a.dbeta, a.rows, a.cols);
     LAUNCH_CHECK();
   } else {
-    const int64_t chunks = chunks_of(a.rows);
-    const unsigned grid_y = unsigned(std::min<int64_t>(chunks, 65535));
-    dgamma_dbeta_partials<<<dim3(col_blocks, grid_y), kColBlock, 0, s>>>(
-        a.x, a.dy, a.mean, a.rstd, a.partial, a.rows, a.cols, chunks);
+    dgamma_dbeta_partials<<<dim3(g.columns, g.chunk_grid), kColBlock, 0, s>>>(
+        a.x, a.dy, a.mean, a.rstd, a.partial, a.rows, a.cols, g.chunks);
     LAUNCH_CHECK();
-    dgamma_dbeta_finish<<<col_blocks, kColBlock, 0, s>>>(a.partial, a.dgamma, a.dbeta, chunks,
-                                                         a.cols);
+    dgamma_dbeta_finish<<<g.columns, kColBlock, 0, s>>>(a.partial, a.dgamma, a.dbeta, g.chunks,
+                                                        a.cols);
     LAUNCH_CHECK();
   }
 }
@@ -421,7 +431,7 @@ int main(int argc, char** argv) {
     for (const Version& v : kVersions) {
       runs.push_back(
           {.name = v.name,
-           .launch = [&](cudaStream_t s) { launch(v, args, s); },
+           .launch = [&, g = grids_of(rows, cols)](cudaStream_t s) { launch(v, g, args, s); },
            .reset =
                [&] {
                  d_dx.poison();
