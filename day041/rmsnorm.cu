@@ -49,6 +49,7 @@ using bf16 = __nv_bfloat16;
 
 constexpr int kBlock = 256;       // 8 warps: 8 rows per block in the warp-per-row kernels
 constexpr int kDwChunkRows = 64;  // rows one dw partial sums in stage 1
+constexpr int kMaxGridY = 65535;  // the most blocks a grid has in y
 constexpr double kU = 0x1p-24;    // fp32 unit roundoff
 
 // ---- CPU reference ------------------------------------------------------------------------------
@@ -355,16 +356,19 @@ __global__ void rmsnorm_backward_dx(const T* __restrict__ x, const T* __restrict
 template <class T>
 __global__ void rmsnorm_dw_partial(const T* __restrict__ x, const float* __restrict__ rstd,
                                    const T* __restrict__ dy, float* __restrict__ partial, int rows,
-                                   int cols) {
+                                   int cols, int chunks) {
   const int j = blockIdx.x * blockDim.x + threadIdx.x;
   if (j >= cols) return;
-  const int r0 = blockIdx.y * kDwChunkRows, r1 = min(rows, r0 + kDwChunkRows);
-  float acc = 0;
-  for (int i = r0; i < r1; ++i) {
-    const int64_t o = int64_t(i) * cols + j;
-    acc += to_float(dy[o]) * to_float(x[o]) * rstd[i];
+  // A grid has at most 65535 blocks in y: past that many chunks, each block takes several.
+  for (int chunk = blockIdx.y; chunk < chunks; chunk += gridDim.y) {
+    const int r0 = chunk * kDwChunkRows, r1 = min(rows, r0 + kDwChunkRows);
+    float acc = 0;
+    for (int i = r0; i < r1; ++i) {
+      const int64_t o = int64_t(i) * cols + j;
+      acc += to_float(dy[o]) * to_float(x[o]) * rstd[i];
+    }
+    partial[int64_t(chunk) * cols + j] = acc;
   }
-  partial[int64_t(blockIdx.y) * cols + j] = acc;
 }
 
 // dw stage 2: each column adds its chunks in order, so the result does not depend on scheduling.
@@ -435,8 +439,8 @@ void launch_backward(const Version& v, unsigned grid, const T* x, const T* w, co
   }
   LAUNCH_CHECK();
   const int chunks = int(gpu100::grid_for(p.rows, kDwChunkRows));
-  const dim3 g1(gpu100::grid_for(p.cols, kBlock), chunks);
-  rmsnorm_dw_partial<T><<<g1, kBlock, 0, s>>>(x, rstd, dy, partial, p.rows, p.cols);
+  const dim3 g1(gpu100::grid_for(p.cols, kBlock), std::min(chunks, kMaxGridY));
+  rmsnorm_dw_partial<T><<<g1, kBlock, 0, s>>>(x, rstd, dy, partial, p.rows, p.cols, chunks);
   LAUNCH_CHECK();
   rmsnorm_dw_sum<<<gpu100::grid_for(p.cols, kBlock), kBlock, 0, s>>>(partial, dw, chunks, p.cols);
   LAUNCH_CHECK();

@@ -248,27 +248,30 @@ __global__ void dyt_backward_chunk(const float* __restrict__ x, const float* __r
                                    const float* __restrict__ gamma, const float* __restrict__ dy,
                                    float* __restrict__ dx, float* __restrict__ part_gamma,
                                    float* __restrict__ part_beta, float* __restrict__ part_alpha,
-                                   int64_t rows, int64_t cols) {
+                                   int64_t rows, int64_t cols, int64_t chunks) {
   __shared__ float scratch[kWarps];
   const int64_t j = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  const int64_t r0 = int64_t(blockIdx.y) * kChunkRows, r1 = min(rows, r0 + kChunkRows);
   const float a = *alpha;
-  float sg = 0, sb = 0, sa = 0;
-  if (j < cols) {
-    const float g = gamma[j];
-    for (int64_t r = r0; r < r1; ++r) {
-      const int64_t o = r * cols + j;
-      const float xv = x[o], d = dy[o], t = tanhf(a * xv), dt = 1.0f - t * t;
-      if constexpr (kWriteDx) dx[o] = d * g * a * dt;
-      sg += d * t;
-      sb += d;
-      sa += d * g * xv * dt;
+  // A grid has at most 65535 blocks in y: past that many chunks, each block takes several.
+  for (int64_t chunk = blockIdx.y; chunk < chunks; chunk += gridDim.y) {
+    const int64_t r0 = chunk * kChunkRows, r1 = min(rows, r0 + kChunkRows);
+    float sg = 0, sb = 0, sa = 0;
+    if (j < cols) {
+      const float g = gamma[j];
+      for (int64_t r = r0; r < r1; ++r) {
+        const int64_t o = r * cols + j;
+        const float xv = x[o], d = dy[o], t = tanhf(a * xv), dt = 1.0f - t * t;
+        if constexpr (kWriteDx) dx[o] = d * g * a * dt;
+        sg += d * t;
+        sb += d;
+        sa += d * g * xv * dt;
+      }
+      part_gamma[chunk * cols + j] = sg;
+      part_beta[chunk * cols + j] = sb;
     }
-    part_gamma[blockIdx.y * cols + j] = sg;
-    part_beta[blockIdx.y * cols + j] = sb;
+    sa = block_sum(sa, scratch);  // every thread takes part (the barrier), idle columns add 0
+    if (threadIdx.x == 0) part_alpha[chunk * gridDim.x + blockIdx.x] = sa;
   }
-  sa = block_sum(sa, scratch);  // every thread takes part (the barrier), idle columns add 0
-  if (threadIdx.x == 0) part_alpha[blockIdx.y * gridDim.x + blockIdx.x] = sa;
 }
 
 // The partials in chunk order (deterministic). Thread 0 of block 0 also adds the dalpha partials.
@@ -373,22 +376,23 @@ void launch_dyt(const Version& v, const DytShape& sh, const DytBuffers& b, cudaS
     LAUNCH_CHECK();
     return;
   }
-  const dim3 grid(gpu100::grid_for(sh.cols, kBlock), gpu100::grid_for(sh.rows, kChunkRows));
+  const int64_t chunks = gpu100::grid_for(sh.rows, kChunkRows);
+  const dim3 grid(gpu100::grid_for(sh.cols, kBlock), unsigned(std::min<int64_t>(chunks, 65535)));
   if (v.kind == Kind::dyt_bwd_unfused) {
     dyt_backward_dx<<<gpu100::grid_for(n, kBlock), kBlock, 0, s>>>(b.x, b.alpha, b.gamma, b.dy,
                                                                    b.dx, n, sh.cols);
     LAUNCH_CHECK();
     dyt_backward_chunk<false><<<grid, kBlock, 0, s>>>(b.x, b.alpha, b.gamma, b.dy, nullptr,
                                                       b.part_gamma, b.part_beta, b.part_alpha,
-                                                      sh.rows, sh.cols);
+                                                      sh.rows, sh.cols, chunks);
   } else {
     dyt_backward_chunk<true><<<grid, kBlock, 0, s>>>(b.x, b.alpha, b.gamma, b.dy, b.dx,
                                                      b.part_gamma, b.part_beta, b.part_alpha,
-                                                     sh.rows, sh.cols);
+                                                     sh.rows, sh.cols, chunks);
   }
   LAUNCH_CHECK();
   dyt_backward_final<<<gpu100::grid_for(sh.cols, kBlock), kBlock, 0, s>>>(
-      b.part_gamma, b.part_beta, b.part_alpha, int(grid.y), int(grid.x * grid.y), b.dgamma, b.dbeta,
+      b.part_gamma, b.part_beta, b.part_alpha, int(chunks), int(grid.x * chunks), b.dgamma, b.dbeta,
       b.dalpha, sh.cols);
   LAUNCH_CHECK();
 }
