@@ -18,12 +18,14 @@
 //   warp_per_row   a warp per row: each lane runs the online pass over a strided slice (lanes
 //                  read consecutive words), five shfl.sync.bfly steps merge the lanes' pairs.
 //   block_per_row  a block per row: warps merge as above, then one pair per warp through shared
-//                  memory; many more threads per row for long rows, two barriers per row.
+//                  memory; many more threads per row for long rows, three barriers per row.
 //   vectorized     block_per_row with float4 loads and stores on the 16-byte aligned middle of
 //                  each row, scalar code for the 0-3 elements before it and after it (a row of
 //                  an odd width starts anywhere in a 16-byte word).
 //
-// Check: a CPU softmax in double against the fp32 tolerance; the rows are random in [-8, 8]
+// Check: a CPU softmax in double, element by element against the worst-case rounding error of
+// each version's order of operations (check_softmax: a sequential sum over a 50257-wide row
+// drifts past a fixed fp32 tolerance, a tree of shuffles does not); the rows are random in [-8, 8]
 // except a few edge rows: every value equal (the output must be exactly 1/cols: each exponential
 // is exp(0) = 1, the sum an exact integer and one correctly rounded division, checked bit for
 // bit), logits around +1000 and around -1000 (no overflow, no all-zero underflow), and a row whose
@@ -209,19 +211,43 @@ __global__ void __launch_bounds__(BLOCK)
 using Kernel = void (*)(const float*, float*, int64_t, int64_t);
 enum class Shape { thread_per_row, warp_per_row, block_per_row };
 
+// Each exponential's way into its row's sum: how many rounded steps (for the error bound of the
+// Check) one value goes through. A thread's loop adds `per_thread` of a row's values in sequence;
+// the merges add `merges` more. The online versions round up to `per_step` times per step (the
+// add, the rescaling exponential and its product); the three-pass sum once.
+struct SumOrder {
+  int64_t threads;   // threads sharing a row
+  int64_t extra;     // values a thread adds beyond cols / threads (the float4 version's head/tail)
+  int64_t merges;    // merge steps after the loop
+  int64_t per_step;  // roundings per step
+};
+
 struct Version {
   const char* name;
   Kernel kernel;
   Shape shape;
   int block;
+  SumOrder order;
 };
 const Version kVersions[] = {
-    {"three_pass", softmax_three_pass, Shape::thread_per_row, kThreadBlock},
-    {"online", softmax_online, Shape::thread_per_row, kThreadBlock},
-    {"warp_per_row", softmax_warp_per_row, Shape::warp_per_row, kWarpBlock},
-    {"block_per_row", softmax_block_per_row<kRowBlock>, Shape::block_per_row, kRowBlock},
-    {"vectorized", softmax_vectorized<kRowBlock>, Shape::block_per_row, kRowBlock},
+    {"three_pass", softmax_three_pass, Shape::thread_per_row, kThreadBlock, {1, 0, 0, 1}},
+    {"online", softmax_online, Shape::thread_per_row, kThreadBlock, {1, 0, 0, 6}},
+    {"warp_per_row", softmax_warp_per_row, Shape::warp_per_row, kWarpBlock, {32, 0, 5, 6}},
+    {"block_per_row",
+     softmax_block_per_row<kRowBlock>,
+     Shape::block_per_row,
+     kRowBlock,
+     {kRowBlock, 0, 10, 6}},
+    {"vectorized",
+     softmax_vectorized<kRowBlock>,
+     Shape::block_per_row,
+     kRowBlock,
+     {kRowBlock, 6, 10, 6}},
 };
+
+double rounding_steps(const SumOrder& o, int64_t cols) {
+  return double(o.per_step * ((cols + o.threads - 1) / o.threads + o.extra + o.merges));
+}
 
 // Block-per-row kernels loop over rows, so their grid stops at what fits on the device at once.
 unsigned grid_of(const Version& v, int64_t rows) {
@@ -259,6 +285,51 @@ std::vector<float> softmax_inputs(int64_t rows, int64_t cols, uint64_t seed) {
     }
   }
   return x;
+}
+
+// Element by element against the worst case (u = 2^-24). An exponential e^(x - m) is off by at
+// most (|x - m| + 4) u relative: x - m rounds (an error of u |x - m| in the exponent) and expf is
+// within 2 ulps. The sum of those positive terms is off by at most gamma_h relative, h = the
+// version's rounding steps (Higham 4.2) plus the largest summand's own error; the online
+// rescalings multiply by exponentials of increments of the running maximum, whose exponent errors
+// add up to at most u times the row's range (the maximum only grows). Then one division and one
+// product. So |y - ref| <= ref gamma(h + |x - m| + 2 range + 12). Masked values must be exactly 0.
+gpu100::CheckResult check_softmax(const std::vector<float>& got, const std::vector<double>& ref,
+                                  const std::vector<float>& x, int64_t rows, int64_t cols,
+                                  double steps) {
+  gpu100::CheckResult c;
+  c.checked = true;
+  c.tolerance = fmt::format("summation-order bound, h = {}", steps);
+  c.count = int64_t(got.size());
+  double diff2 = 0, ref2 = 0;
+  bool within = true;
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* in = &x[size_t(r * cols)];
+    const double m = *std::max_element(in, in + cols);
+    double range = 0;
+    for (int64_t k = 0; k < cols; ++k)
+      if (std::isfinite(in[k])) range = std::max(range, m - in[k]);
+    for (int64_t k = 0; k < cols; ++k) {
+      const size_t i = size_t(r * cols + k);
+      const double err = std::fabs(double(got[i]) - ref[i]);
+      const double d = std::isfinite(in[k]) ? m - in[k] : 0.0;
+      const double bound = ref[i] * gpu100::summation_error_bound(steps + d + 2 * range + 12, cols);
+      if (!std::isfinite(got[i])) ++c.nonfinite;
+      if (!(err <= bound)) within = false;
+      if (err > c.max_abs_err || (c.worst_index < 0 && !std::isfinite(err))) {
+        c.max_abs_err = err;
+        c.worst_index = int64_t(i);
+        c.worst_got = got[i];
+        c.worst_ref = ref[i];
+      }
+      c.max_ref = std::max(c.max_ref, std::fabs(ref[i]));
+      diff2 += err * err;
+      ref2 += ref[i] * ref[i];
+    }
+  }
+  c.rel_err = ref2 > 0 ? std::sqrt(diff2 / ref2) : std::sqrt(diff2);
+  c.pass = within && c.nonfinite == 0 && c.count > 0;
+  return c;
 }
 
 // The all-equal row (row 0) bit for bit: every element must be the fp32 quotient 1 / cols.
@@ -301,7 +372,7 @@ int main(int argc, char** argv) {
                           [&] {
                             const auto y = d_y.download();
                             return gpu100::combine(
-                                gpu100::compare(y, ref, gpu100::Tolerance::FP32()),
+                                check_softmax(y, ref, x, rows, cols, rounding_steps(v.order, cols)),
                                 check_equal_row(y, cols));
                           },
                       .work = 8.0 * double(count)});
