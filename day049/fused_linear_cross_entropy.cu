@@ -14,7 +14,7 @@
 //                   all N rows, one GEMM each for dX and dW. The same kernels as fused.
 //   fused           chunks of C rows through the same kernels, dW accumulated chunk after chunk.
 //   unfused_cublas  the unfused path with cublasSgemm for the GEMMs (vendor: not run emulated).
-//   fused_cublas    the fused path with cublasSgemm: the speed baseline on a GPU.
+//   fused_cublas    the fused path with cublasSgemm: the report's baseline (x baseline on a GPU).
 // The day's GEMM is a 64 x 64 tiled kernel (16-deep k tiles in shared memory, 4 x 4 outputs per
 // thread) with the operands' layouts as template parameters: X W^T, dZ W and dZ^T X read their
 // operands in three different orders. Each output is one fma chain in k order, continued from
@@ -701,6 +701,7 @@ int main(int argc, char** argv) {
              return c;
            },
            .work = 3.0 * gpu100::gemm_flops(n, v, h),
+           .role = ver.cublas && ver.fused ? gpu100::Role::baseline : gpu100::Role::version,
            .vendor = ver.cublas});
     }
     const auto measured = ctx.measure_all(runs);
