@@ -24,9 +24,8 @@
 //                   as float4 where the row's middle starts on a multiple of 4 columns, else one
 //                   float at a time.
 //
-// Check: a CPU layer norm in double (two passes). mean and rstd against the fp32 tolerance (rstd
-// element by element, relative to its own reference); y element by element against the
-// worst-case error of the version's order of additions (check_y): the mean's rounding error,
+// Check: a CPU layer norm in double (two passes); y, mean and rstd element by element against the
+// worst-case error of the version's order of additions (error_bounds): the mean's rounding error,
 // magnified by rstd, is what separates a sequential sum over the row from a tree of shuffles. The
 // edge rows have zero variance: row 0 repeats 1.5 (every sum exact, so x - mean is exactly 0 and y
 // must equal beta bit for bit), row 1 repeats 0.1 (not a binary fraction: the mean may miss x by an
@@ -39,6 +38,7 @@
 #include <cmath>
 #include <cstdint>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "gpu100/gpu100.h"
@@ -362,61 +362,70 @@ std::vector<float> layernorm_inputs(int64_t rows, int64_t cols, uint64_t seed) {
   return x;
 }
 
-// y element by element against the worst-case error of the version's order of additions. The
-// mean's error is at most e = gamma_h mean|x| (h roundings per input, plus the division; Higham
-// 4.2). It shifts x - mean by e, which rstd and gamma magnify: rstd = 1/sqrt(eps) for a row of
-// equal values, so a long sequential sum shows there. The variance's relative error (gamma_h,
-// plus e^2 rstd^2 from the shifted mean) moves rstd by half of it, and the element-wise
-// arithmetic adds a few roundings: |dy| <= |gamma| rstd e + |y - beta| (gamma_h + e^2 rstd^2 + 6u)
-// + 2u |beta|. A bound no correct kernel exceeds; a wrong formula misses it by orders of magnitude.
-gpu100::CheckResult check_y(const std::vector<float>& got, const LayerNormRef& ref,
-                            const std::vector<float>& x, const std::vector<float>& gamma,
-                            const std::vector<float>& beta, int64_t rows, int64_t cols, double h) {
-  const double u = std::ldexp(1.0, -24);
-  const double g = gpu100::summation_error_bound(h + 1, cols);
+// Element by element: |got - ref| <= bound[i]; NaN or Inf never passes.
+gpu100::CheckResult check_bounded(const std::vector<float>& got, const std::vector<double>& ref,
+                                  const std::vector<double>& bound, const std::string& what) {
   gpu100::CheckResult c;
   c.checked = true;
-  c.tolerance = fmt::format("summation-order bound, h = {}", h);
+  c.tolerance = what;
   c.count = int64_t(got.size());
   double diff2 = 0, ref2 = 0;
   bool within = true;
-  for (int64_t r = 0; r < rows; ++r) {
-    double abs_mean = 0;
-    for (int64_t k = 0; k < cols; ++k) abs_mean += std::fabs(x[size_t(r * cols + k)]);
-    const double rstd = ref.rstd[size_t(r)];
-    const double e = g * abs_mean / double(cols);
-    for (int64_t k = 0; k < cols; ++k) {
-      const size_t i = size_t(r * cols + k);
-      const double want = ref.y[i], err = std::fabs(double(got[i]) - want);
-      const double yn = std::fabs(want - beta[size_t(k)]);
-      const double bound = std::fabs(gamma[size_t(k)]) * rstd * e +
-                           yn * (g + e * e * rstd * rstd + 6 * u) +
-                           2 * u * std::fabs(beta[size_t(k)]);
-      if (!std::isfinite(got[i])) ++c.nonfinite;
-      if (!(err <= bound)) within = false;
-      if (err > c.max_abs_err || (c.worst_index < 0 && !std::isfinite(err))) {
-        c.max_abs_err = err;
-        c.worst_index = int64_t(i);
-        c.worst_got = got[i];
-        c.worst_ref = want;
-      }
-      c.max_ref = std::max(c.max_ref, std::fabs(want));
-      diff2 += err * err;
-      ref2 += want * want;
+  for (size_t i = 0; i < got.size(); ++i) {
+    const double err = std::fabs(double(got[i]) - ref[i]);
+    if (!std::isfinite(got[i])) ++c.nonfinite;
+    if (!(err <= bound[i])) within = false;
+    if (err > c.max_abs_err || (c.worst_index < 0 && !std::isfinite(err))) {
+      c.max_abs_err = err;
+      c.worst_index = int64_t(i);
+      c.worst_got = got[i];
+      c.worst_ref = ref[i];
     }
+    c.max_ref = std::max(c.max_ref, std::fabs(ref[i]));
+    diff2 += err * err;
+    ref2 += ref[i] * ref[i];
   }
   c.rel_err = ref2 > 0 ? std::sqrt(diff2 / ref2) : std::sqrt(diff2);
   c.pass = within && c.nonfinite == 0 && c.count > 0;
   return c;
 }
 
-// rstd element by element relative to its reference: the zero-variance rows' 1/sqrt(eps) is
-// hundreds of times the others', and a bound scaled by the largest value would not see them.
-gpu100::CheckResult check_rstd(const std::vector<float>& got, const std::vector<double>& ref,
-                               gpu100::Tolerance tol) {
-  std::vector<double> ratio(got.size());
-  for (size_t i = 0; i < got.size(); ++i) ratio[i] = double(got[i]) / ref[i];
-  return gpu100::compare(ratio, std::vector<double>(got.size(), 1.0), tol);
+// The worst-case errors of a version whose sums put h roundings on each input (u = 2^-24;
+// Higham 4.2). The mean is off by at most e = gamma_(h+1) mean|x| (the division is one more). The
+// variance sums non-negative terms, each (x - mean')^2 with a few roundings: off by gamma_(h+4)
+// relative, plus e^2 from the shifted mean; rstd by half of that relative to var + eps, plus the
+// square root and the division. y = (x - mean) rstd gamma + beta shifts by gamma rstd e (rstd
+// magnifies the mean's error: 1/sqrt(eps) on a row of equal values, where a long sequential sum
+// shows), by |y - beta| times rstd's relative error, and by a few roundings of its own. A bound
+// no correct kernel exceeds; a wrong formula misses it by orders of magnitude.
+struct Bounds {
+  std::vector<double> y, mean, rstd;
+};
+Bounds error_bounds(const LayerNormRef& ref, const std::vector<float>& x,
+                    const std::vector<float>& gamma, const std::vector<float>& beta, int64_t rows,
+                    int64_t cols, double h) {
+  const double u = std::ldexp(1.0, -24);
+  const double g_mean = gpu100::summation_error_bound(h + 1, cols);
+  const double g_var = gpu100::summation_error_bound(h + 4, cols);
+  Bounds b{std::vector<double>(x.size()), std::vector<double>(size_t(rows)),
+           std::vector<double>(size_t(rows))};
+  for (int64_t r = 0; r < rows; ++r) {
+    double abs_mean = 0;
+    for (int64_t k = 0; k < cols; ++k) abs_mean += std::fabs(x[size_t(r * cols + k)]);
+    const double rstd = ref.rstd[size_t(r)];
+    const double e = g_mean * abs_mean / double(cols);
+    const double var = 1.0 / (rstd * rstd) - double(kEps);  // var + eps = 1 / rstd^2
+    const double rstd_rel = 0.5 * (g_var * var + e * e) * rstd * rstd + 2 * u;
+    b.mean[size_t(r)] = e;
+    b.rstd[size_t(r)] = rstd_rel * rstd;
+    for (int64_t k = 0; k < cols; ++k) {
+      const size_t i = size_t(r * cols + k);
+      const double yn = std::fabs(ref.y[i] - beta[size_t(k)]);
+      b.y[i] = std::fabs(gamma[size_t(k)]) * rstd * e + yn * (rstd_rel + 4 * u) +
+               2 * u * std::fabs(beta[size_t(k)]);
+    }
+  }
+  return b;
 }
 
 // Row 0: x - mean is exactly 0, so y must be beta bit for bit.
@@ -454,7 +463,6 @@ int main(int argc, char** argv) {
                     d_mean.data(), d_rstd.data(),  rows,          cols};
     ctx.copy_baseline(count * sizeof(float));
 
-    const auto tol = gpu100::Tolerance::FP32();
     std::vector<gpu100::Measure> runs;
     for (const Version& v : kVersions) {
       runs.push_back(
@@ -468,11 +476,15 @@ int main(int argc, char** argv) {
                },
            .check =
                [&] {
+                 const double h = roundings_per_input(v.order, cols);
+                 const Bounds b = error_bounds(ref, x, gamma, beta, rows, cols, h);
                  const auto y = d_y.download();
-                 auto c = gpu100::combine(check_y(y, ref, x, gamma, beta, rows, cols,
-                                                  roundings_per_input(v.order, cols)),
-                                          gpu100::compare(d_mean.download(), ref.mean, tol));
-                 c = gpu100::combine(c, check_rstd(d_rstd.download(), ref.rstd, tol));
+                 const std::string order = fmt::format("summation-order bound, h = {}", h);
+                 auto c = check_bounded(y, ref.y, b.y, "y: " + order);
+                 c = gpu100::combine(
+                     c, check_bounded(d_mean.download(), ref.mean, b.mean, "mean: " + order));
+                 c = gpu100::combine(
+                     c, check_bounded(d_rstd.download(), ref.rstd, b.rstd, "rstd: " + order));
                  return gpu100::combine(c, check_constant_row(y, beta, cols));
                },
            .work = (8.0 * double(count) + 8.0 * double(cols) + 8.0 * double(rows))});
