@@ -181,6 +181,8 @@ bool decode_control(DecodeCtx& d, const PInstr& p, Inst& in) {
       in.fn = h_vprintf;
       return true;
     }
+    if (decode_device_runtime_call(d, callee, ret, i < p.ops.size() ? &p.ops[i] : nullptr, in))
+      return true;
     bool defined = false;
     for (const PFunc& fn : d.m.parsed.funcs)
       if (!fn.entry && fn.defined && fn.name == callee) defined = true;

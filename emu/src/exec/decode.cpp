@@ -55,6 +55,8 @@ uint64_t DecodeCtx::symbol(const std::string& name, Space* space, bool* found) {
     *space = m.vars[it->second].space;
     return reinterpret_cast<uint64_t>(m.vars[it->second].storage);
   }
+  for (const PFunc& fn : m.parsed.funcs)  // a kernel's address, for a device-side launch
+    if (fn.entry && fn.name == name) { *space = Space::global; return entry_handle(&m, name); }
   *found = false;
   return 0;
 }

@@ -113,6 +113,18 @@ struct Block {
   san::BlockState* san = nullptr;  // the checks' state of the block (exec/sanitizer.cpp)
 };
 
+// A kernel launched from the device (dynamic parallelism, exec/device_launch.cpp), waiting for
+// its parent grid to finish: it runs after the parent, before the parent counts as complete.
+struct ChildLaunch {
+  Kernel* kernel = nullptr;
+  Dim3 grid, block;
+  uint32_t dyn_smem = 0;
+  std::vector<uint8_t> params;
+  bool tail = false;   // cudaStreamTailLaunch: after the parent and all its other children
+  uint64_t stream = 0; // launches with the same key run in issue order: the block's NULL stream,
+                       // a device-created stream; each fire-and-forget launch has its own key
+};
+
 struct Launch {
   Kernel* kernel = nullptr;
   Dim3 grid, block;
@@ -123,7 +135,22 @@ struct Launch {
   uint32_t warps_per_block = 0;
   uint64_t envreg[32] = {};
   uint64_t gridid = 0;
+  // Dynamic parallelism: 0 for a grid launched from the host, the parent's + 1 for a child.
+  uint32_t depth = 0;
+  std::vector<ChildLaunch> children;         // launched by this grid's threads, in issue order
+  std::map<uint32_t, int> last_error;        // cudaGetLastError() on the device, per thread
+  std::vector<uint64_t> streams;             // created on the device by this grid's threads
 };
+
+// Dynamic parallelism. A device function pointer to a kernel (`mov.u64 %rd, kernel;`) is a
+// handle naming the module and the entry; the launch runtime calls are builtins of the decoder.
+uint64_t entry_handle(Module* m, const std::string& name);
+// Runs the children (and theirs) of a grid that has finished, in an order the CUDA 12 device
+// runtime allows; throws Fault as run_launch does.
+void run_children(Launch& parent);
+// After a fault: frees the parameter buffers of launches that will never run.
+void abandon_device_launches();
+uint64_t& grid_counter();  // the %gridid of the next launch
 
 // ---------------------------------------------------------------------------------------------
 // The context of one warp-instruction. Handlers read operands and write results through it.
@@ -200,6 +227,7 @@ struct DeviceConfig {
   int smem_per_block_optin = 227 * 1024;
   int smem_per_block = 48 * 1024;
   uint64_t total_mem = 16ull << 30;
+  uint64_t pending_launch_limit = 2048;  // cudaLimitDevRuntimePendingLaunchCount
   bool random_schedule = false;
   uint64_t schedule_seed = 0;
 };

@@ -74,6 +74,9 @@ bool decode_mem(DecodeCtx& d, const PInstr& p, Inst& in);
 bool decode_warp(DecodeCtx& d, const PInstr& p, Inst& in);
 bool decode_tensor(DecodeCtx& d, const PInstr& p, Inst& in);
 bool decode_control(DecodeCtx& d, const PInstr& p, Inst& in);
+// exec/device_launch.cpp: the device runtime's launch functions (dynamic parallelism).
+bool decode_device_runtime_call(DecodeCtx& d, const std::string& callee, const Operand& ret,
+                                const PTok* args, Inst& in);
 
 // The decoder's services to the families.
 struct DecodeCtx {

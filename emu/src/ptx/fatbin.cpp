@@ -1,5 +1,6 @@
 // The fatbinary nvcc embeds in a program, as registered through __cudaRegisterFatBinary:
-//   wrapper {magic 0x466243b1, version, const void* fatbin, ...}
+//   wrapper {magic 0x466243b1, version, const void* fatbin, const void** prelinked}
+//            (prelinked: version 2 only, the -rdc link's objects' fatbinaries, null-terminated)
 //   fatbin  {magic 0xBA55ED50, u16 version, u16 header size, u64 size of the entries}
 //   entries {u16 kind (1 PTX, 2 ELF), u16, u32 header size, u64 payload size,
 //            u32 compressed size, u32, u16 minor, u16 major, u32 arch, u32 name offset,
@@ -23,16 +24,33 @@ T read_at(const uint8_t* p) {
 }
 constexpr uint32_t kWrapperMagic = 0x466243b1;
 constexpr uint32_t kFatbinMagic = 0xBA55ED50;
+
+void read_fatbin(const uint8_t* p, int unit, std::vector<PtxEntry>& out);
+
 }  // namespace
 
 std::vector<PtxEntry> fatbin_ptx_entries(const void* wrapper_or_fatbin) {
   const uint8_t* p = static_cast<const uint8_t*>(wrapper_or_fatbin);
-  if (read_at<uint32_t>(p) == kWrapperMagic) p = read_at<const uint8_t*>(p + 8);
+  std::vector<PtxEntry> out;
+  if (read_at<uint32_t>(p) == kWrapperMagic) {
+    const uint32_t version = read_at<uint32_t>(p + 4);
+    read_fatbin(read_at<const uint8_t*>(p + 8), 0, out);
+    if (version == 2)
+      if (const uint8_t* const* list = read_at<const uint8_t* const*>(p + 16))
+        for (int u = 0; list[u]; ++u) read_fatbin(list[u], u + 1, out);
+    return out;
+  }
+  read_fatbin(p, 0, out);
+  return out;
+}
+
+namespace {
+
+void read_fatbin(const uint8_t* p, int unit, std::vector<PtxEntry>& out) {
   if (read_at<uint32_t>(p) != kFatbinMagic)
     throw std::runtime_error("registered fatbinary has an unknown format");
   const uint16_t header_size = read_at<uint16_t>(p + 6);
   const uint64_t total = read_at<uint64_t>(p + 8);
-  std::vector<PtxEntry> out;
   const uint8_t* e = p + header_size;
   const uint8_t* end = e + total;
   while (e + 64 <= end) {
@@ -47,6 +65,7 @@ std::vector<PtxEntry> fatbin_ptx_entries(const void* wrapper_or_fatbin) {
     if (kind == 1) {
       PtxEntry entry;
       entry.arch = int(arch);
+      entry.unit = unit;
       if (flags & 0x8000) {
         std::string text(plain_size, '\0');
         size_t got = ZSTD_decompress(text.data(), text.size(), payload, compressed ? compressed : size);
@@ -62,7 +81,8 @@ std::vector<PtxEntry> fatbin_ptx_entries(const void* wrapper_or_fatbin) {
     }
     e += eh + size;
   }
-  return out;
 }
+
+}  // namespace
 
 }  // namespace emu

@@ -123,7 +123,7 @@ namespace {
 // Registration: fatbinaries, kernels and variables of the program.
 struct FatbinRecord {
   const void* wrapper = nullptr;
-  std::unique_ptr<Module> module;
+  std::vector<std::unique_ptr<Module>> modules;
   std::string error;
 };
 
@@ -202,59 +202,69 @@ bool device_visible() {
   return !(s.empty() || s[0] == '-' || s == "none" || s == "NoDevFiles");
 }
 
-Module* module_of(FatbinRecord* f) {
-  if (f->module) return f->module.get();
-  if (!f->error.empty()) return nullptr;
+std::unique_ptr<Module> build_module(const std::string& text) {
+  auto m = std::make_unique<Module>();
+  m->ptx = text;
+  m->parsed = parse_ptx(m->ptx);
+  for (const PVar& v : m->parsed.vars) {
+    if (v.space == Space::shared) continue;  // laid out per kernel by the decoder
+    GlobalVar g;
+    g.name = v.name;
+    g.space = v.space;
+    g.bytes = std::max<uint64_t>(1, v.bytes());
+    void* p = std::aligned_alloc(256, (g.bytes + 255) / 256 * 256);
+    std::memset(p, 0, g.bytes);
+    if (!v.init.empty()) std::memcpy(p, v.init.data(), std::min<size_t>(v.init.size(), g.bytes));
+    g.storage = static_cast<uint8_t*>(p);
+    memory().add(reinterpret_cast<uint64_t>(p), g.bytes,
+                 std::string(v.space == Space::konst ? "__constant__ " : "__device__ ") + v.name,
+                 v.space != Space::konst);
+    m->var_index[v.name] = m->vars.size();
+    m->vars.push_back(g);
+  }
+  // Initializers holding other variables' addresses.
+  for (const PVar& v : m->parsed.vars) {
+    if (v.init_symbols.empty() || !m->var_index.count(v.name)) continue;
+    GlobalVar& g = m->vars[m->var_index[v.name]];
+    for (const auto& [off, name] : v.init_symbols) {
+      auto it = m->var_index.find(name);
+      if (it == m->var_index.end()) continue;
+      uint64_t addr;
+      std::memcpy(&addr, g.storage + off, 8);
+      addr += reinterpret_cast<uint64_t>(m->vars[it->second].storage);
+      std::memcpy(g.storage + off, &addr, 8);
+    }
+  }
+  return m;
+}
+
+// The modules of a registered fatbinary: one, or with relocatable device code one per linked
+// object that has PTX for the emulated device (the device runtime's object has none).
+bool load_modules(FatbinRecord* f) {
+  if (!f->modules.empty()) return true;
+  if (!f->error.empty()) return false;
   try {
     std::vector<PtxEntry> entries = fatbin_ptx_entries(f->wrapper);
     const int arch = device_config().cc_major * 10 + device_config().cc_minor;
-    const PtxEntry* best = nullptr;
+    std::map<int, const PtxEntry*> best;  // per unit
     for (const PtxEntry& e : entries)
-      if (e.arch <= arch && (!best || e.arch > best->arch)) best = &e;
-    if (!best) {
+      if (e.arch <= arch && (!best[e.unit] || e.arch > best[e.unit]->arch)) best[e.unit] = &e;
+    for (const auto& [unit, e] : best)
+      if (e) f->modules.push_back(build_module(e->text));
+    if (f->modules.empty()) {
       f->error = "the program has no PTX for compute capability " + std::to_string(arch) +
                  " or lower (build with PTX embedded, e.g. -arch=sm_90 or CUDA_ARCHITECTURES 90)";
-      return nullptr;
+      return false;
     }
-    auto m = std::make_unique<Module>();
-    m->ptx = best->text;
-    m->parsed = parse_ptx(m->ptx);
-    for (const PVar& v : m->parsed.vars) {
-      if (v.space == Space::shared) continue;  // laid out per kernel by the decoder
-      GlobalVar g;
-      g.name = v.name;
-      g.space = v.space;
-      g.bytes = std::max<uint64_t>(1, v.bytes());
-      void* p = std::aligned_alloc(256, (g.bytes + 255) / 256 * 256);
-      std::memset(p, 0, g.bytes);
-      if (!v.init.empty()) std::memcpy(p, v.init.data(), std::min<size_t>(v.init.size(), g.bytes));
-      g.storage = static_cast<uint8_t*>(p);
-      memory().add(reinterpret_cast<uint64_t>(p), g.bytes,
-                   std::string(v.space == Space::konst ? "__constant__ " : "__device__ ") + v.name,
-                   v.space != Space::konst);
-      m->var_index[v.name] = m->vars.size();
-      m->vars.push_back(g);
-    }
-    // Initializers holding other variables' addresses.
-    for (const PVar& v : m->parsed.vars) {
-      if (v.init_symbols.empty() || !m->var_index.count(v.name)) continue;
-      GlobalVar& g = m->vars[m->var_index[v.name]];
-      for (const auto& [off, name] : v.init_symbols) {
-        auto it = m->var_index.find(name);
-        if (it == m->var_index.end()) continue;
-        uint64_t addr;
-        std::memcpy(&addr, g.storage + off, 8);
-        addr += reinterpret_cast<uint64_t>(m->vars[it->second].storage);
-        std::memcpy(g.storage + off, &addr, 8);
-      }
-    }
-    f->module = std::move(m);
-    return f->module.get();
+    return true;
   } catch (const std::exception& e) {
+    f->modules.clear();
     f->error = e.what();
-    return nullptr;
+    return false;
   }
 }
+
+Module* module_of(FatbinRecord* f) { return load_modules(f) ? f->modules.front().get() : nullptr; }
 
 KernelRecord* kernel_of(const void* func, cudaError_t* err) {
   auto it = st().kernels.find(func);
@@ -264,14 +274,14 @@ KernelRecord* kernel_of(const void* func, cudaError_t* err) {
   }
   KernelRecord* k = it->second.get();
   if (k->kernel) return k;
-  Module* m = module_of(k->fatbin);
-  if (!m) {
+  if (!load_modules(k->fatbin)) {
     say("cannot load the kernels of this program: " + k->fatbin->error);
     *err = cudaErrorInvalidKernelImage;
     return nullptr;
   }
   try {
-    k->kernel = m->kernel(k->name);
+    for (auto& m : k->fatbin->modules)
+      if (!k->kernel) k->kernel = m->kernel(k->name);
   } catch (const std::exception& e) {
     say(std::string("kernel ") + k->name + ": " + e.what());
     *err = cudaErrorInvalidPtx;
@@ -360,7 +370,7 @@ cudaError_t execute(LaunchRequest& req) {
   // The dynamic window starts after the static variables, 16-byte aligned (k.smem_align).
   const uint32_t dyn_base = (k.static_smem + k.smem_align - 1) / k.smem_align * k.smem_align;
   l.smem_bytes = dyn_base + l.dyn_smem;
-  l.gridid = ++st().gridid;
+  l.gridid = ++grid_counter();
   std::vector<uint8_t> workspace;
   if (req.cooperative) {
     const uint64_t capacity = uint64_t(resident_blocks_per_sm(l)) * device_config().sms;
@@ -374,7 +384,9 @@ cudaError_t execute(LaunchRequest& req) {
   cudaError_t result = cudaSuccess;
   try {
     run_launch(l);
+    run_children(l);  // a grid is complete when its children are
   } catch (const Fault& f) {
+    abandon_device_launches();
     say(f.message);
     result = cudaError_t(f.error);
     st().sticky = result;
@@ -465,12 +477,14 @@ cudaError_t check_copy(void* dst, const void* src, size_t bytes, cudaMemcpyKind 
 void* symbol_address(const void* symbol, size_t* size) {
   auto it = st().vars.find(symbol);
   if (it == st().vars.end()) return nullptr;
-  Module* m = module_of(it->second.fatbin);
-  if (!m) return nullptr;
-  auto vi = m->var_index.find(it->second.name);
-  if (vi == m->var_index.end()) return nullptr;
-  if (size) *size = m->vars[vi->second].bytes;
-  return m->vars[vi->second].storage;
+  if (!load_modules(it->second.fatbin)) return nullptr;
+  for (auto& m : it->second.fatbin->modules) {
+    auto vi = m->var_index.find(it->second.name);
+    if (vi == m->var_index.end()) continue;
+    if (size) *size = m->vars[vi->second].bytes;
+    return m->vars[vi->second].storage;
+  }
+  return nullptr;
 }
 
 }  // namespace
@@ -760,6 +774,7 @@ cudaError_t cudaDeviceSetLimit(cudaLimit limit, size_t value) {
   if (int(limit) < 0 || int(limit) >= 16) return set_error(cudaErrorInvalidValue);
   if (limit == cudaLimitPersistingL2CacheSize && value > 0) return set_error(cudaErrorInvalidValue);
   st().limits[limit] = value;
+  if (limit == cudaLimitDevRuntimePendingLaunchCount) device_config().pending_launch_limit = value;
   return cudaSuccess;
 }
 cudaError_t cudaDeviceGetLimit(size_t* value, cudaLimit limit) {
