@@ -10,6 +10,8 @@
 #     TEST_ARGS "--m 1 --n 1 --k 1" # more gpu test cases (each string is one run); --quick always runs
 #     EMU_ARGS  "--m 33 --n 7 --k 65" # the extra cases under the emulator, replacing TEST_ARGS
 #     EMU_QUICK "--k 2003"          # added to the emulated --quick run (a size --quick would set)
+#     RDC                           # relocatable device code and the device runtime (kernels
+#                                   # that launch kernels: dynamic parallelism)
 #   )
 #
 # Tests (labels): NAME.gpu.*  (gpu: run the kernels, exit 77 = skipped without a device)
@@ -45,7 +47,7 @@ function(gpu100_expect_exit test_name label expect match)
 endfunction()
 
 function(gpu100_day name source)
-  cmake_parse_arguments(PARSE_ARGV 2 D "" "PTX_ARCH;ALLOW_SPILLS"
+  cmake_parse_arguments(PARSE_ARGV 2 D "RDC" "PTX_ARCH;ALLOW_SPILLS"
                         "LIBS;ARCHS;PTX;SIZES;TEST_ARGS;EMU_ARGS;EMU_QUICK")
   if(D_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "gpu100_day(${name}): unknown arguments ${D_UNPARSED_ARGUMENTS}")
@@ -78,6 +80,11 @@ function(gpu100_day name source)
   target_compile_options(${name} PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-lineinfo>)
   if(D_ARCHS)
     set_target_properties(${name} PROPERTIES CUDA_ARCHITECTURES "${D_ARCHS}")
+  endif()
+  if(D_RDC)
+    find_library(GPU100_CUDADEVRT cudadevrt HINTS ${CUDAToolkit_LIBRARY_DIR} REQUIRED)
+    set_target_properties(${name} PROPERTIES CUDA_SEPARABLE_COMPILATION ON)
+    target_link_libraries(${name} PRIVATE ${GPU100_CUDADEVRT})
   endif()
 
   # --- gpu: the kernels at --quick sizes and at every extra (odd) size ---------------------
@@ -164,12 +171,18 @@ function(gpu100_day name source)
                                                  GPU100_SOURCE_HASH="${hash}")
   set_target_properties(${name}_ptx PROPERTIES CUDA_PTX_COMPILATION ON
                                                CUDA_ARCHITECTURES ${ptx_arch}-virtual)
+  set(ptxas_flags "")
+  if(D_RDC)
+    set_target_properties(${name}_ptx PROPERTIES CUDA_SEPARABLE_COMPILATION ON)
+    set(ptxas_flags -c)  # relocatable: the device runtime's functions are resolved at link time
+  endif()
   add_dependencies(${name} ${name}_ptx)
   string(REPLACE ";" "@@" patterns "${D_PTX}")
   add_test(NAME ${name}.ptx
            COMMAND ${CMAKE_COMMAND} "-DPTX_FILES=$<TARGET_OBJECTS:${name}_ptx>"
                    "-DPATTERNS=${patterns}" -DPTXAS=${GPU100_PTXAS} -DARCH=${ptx_arch}
-                   "-DALLOW_SPILLS=${D_ALLOW_SPILLS}" -P ${GPU100_CHECK_PTX})
+                   "-DALLOW_SPILLS=${D_ALLOW_SPILLS}" "-DPTXAS_FLAGS=${ptxas_flags}"
+                   -P ${GPU100_CHECK_PTX})
   set_tests_properties(${name}.ptx PROPERTIES LABELS ptx TIMEOUT 120)
 
   # --- ptx: no spill stores on the oldest architecture built either (sm_80 of "80;90") -------
@@ -189,11 +202,15 @@ function(gpu100_day name source)
                                    GPU100_TOPIC="${topic}" GPU100_SOURCE_HASH="${hash}")
         set_target_properties(${name}_ptx${low_arch} PROPERTIES
                               CUDA_PTX_COMPILATION ON CUDA_ARCHITECTURES ${low_arch}-virtual)
+        if(D_RDC)
+          set_target_properties(${name}_ptx${low_arch} PROPERTIES CUDA_SEPARABLE_COMPILATION ON)
+        endif()
         add_dependencies(${name} ${name}_ptx${low_arch})
         add_test(NAME ${name}.ptx.sm${low_arch}
                  COMMAND ${CMAKE_COMMAND} "-DPTX_FILES=$<TARGET_OBJECTS:${name}_ptx${low_arch}>"
                          -DPTXAS=${GPU100_PTXAS} -DARCH=${low_arch}
-                         "-DALLOW_SPILLS=${D_ALLOW_SPILLS}" -P ${GPU100_CHECK_PTX})
+                         "-DALLOW_SPILLS=${D_ALLOW_SPILLS}" "-DPTXAS_FLAGS=${ptxas_flags}"
+                         -P ${GPU100_CHECK_PTX})
         set_tests_properties(${name}.ptx.sm${low_arch} PROPERTIES LABELS ptx TIMEOUT 120)
       endif()
     endif()
