@@ -1,0 +1,32 @@
+# Runs PROGRAM with --frames-dir DIR and checks the N frames it writes: binary PPM (P6) of W x H
+# pixels, the header then 3 bytes per pixel.
+#   cmake -DPROGRAM=... -DDIR=... -DW=33 -DH=21 -DN=3 -DMAXITER=30 -P check_frames.cmake
+file(REMOVE_RECURSE ${DIR})
+execute_process(COMMAND ${PROGRAM} --width ${W} --height ${H} --max-iter ${MAXITER} --frame-count ${N}
+                        --frames-dir ${DIR} --kernel flat --iters 1 --warmup 0
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "exit ${rc}\n${out}\n${err}")
+endif()
+set(header "P6\n${W} ${H}\n255\n")
+string(LENGTH "${header}" header_bytes)
+math(EXPR expect "${header_bytes} + ${W} * ${H} * 3")
+math(EXPR last "${N} - 1")
+foreach(i RANGE ${last})
+  string(LENGTH "${i}" len)
+  set(name ${i})
+  while(len LESS 3)
+    set(name "0${name}")
+    math(EXPR len "${len} + 1")
+  endwhile()
+  set(f ${DIR}/frame_${name}.ppm)
+  if(NOT EXISTS ${f})
+    message(FATAL_ERROR "missing ${f}")
+  endif()
+  file(SIZE ${f} size)
+  file(READ ${f} got LIMIT ${header_bytes})
+  if(NOT size EQUAL expect OR NOT got STREQUAL header)
+    message(FATAL_ERROR "${f}: ${size} bytes (expected ${expect}), header '${got}'")
+  endif()
+endforeach()
+message(STATUS "${N} frames of ${W}x${H} in ${DIR}")
