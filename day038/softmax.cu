@@ -297,12 +297,7 @@ std::vector<float> softmax_inputs(int64_t rows, int64_t cols, uint64_t seed) {
 gpu100::CheckResult check_softmax(const std::vector<float>& got, const std::vector<double>& ref,
                                   const std::vector<float>& x, int64_t rows, int64_t cols,
                                   double steps) {
-  gpu100::CheckResult c;
-  c.checked = true;
-  c.tolerance = fmt::format("summation-order bound, h = {}", steps);
-  c.count = int64_t(got.size());
-  double diff2 = 0, ref2 = 0;
-  bool within = true;
+  std::vector<double> bound(ref.size());
   for (int64_t r = 0; r < rows; ++r) {
     const float* in = &x[size_t(r * cols)];
     const double m = *std::max_element(in, in + cols);
@@ -311,25 +306,12 @@ gpu100::CheckResult check_softmax(const std::vector<float>& got, const std::vect
       if (std::isfinite(in[k])) range = std::max(range, m - in[k]);
     for (int64_t k = 0; k < cols; ++k) {
       const size_t i = size_t(r * cols + k);
-      const double err = std::fabs(double(got[i]) - ref[i]);
       const double d = std::isfinite(in[k]) ? m - in[k] : 0.0;
-      const double bound = ref[i] * gpu100::summation_error_bound(steps + d + 2 * range + 12, cols);
-      if (!std::isfinite(got[i])) ++c.nonfinite;
-      if (!(err <= bound)) within = false;
-      if (err > c.max_abs_err || (c.worst_index < 0 && !std::isfinite(err))) {
-        c.max_abs_err = err;
-        c.worst_index = int64_t(i);
-        c.worst_got = got[i];
-        c.worst_ref = ref[i];
-      }
-      c.max_ref = std::max(c.max_ref, std::fabs(ref[i]));
-      diff2 += err * err;
-      ref2 += ref[i] * ref[i];
+      bound[i] = ref[i] * gpu100::summation_error_bound(steps + d + 2 * range + 12, cols);
     }
   }
-  c.rel_err = ref2 > 0 ? std::sqrt(diff2 / ref2) : std::sqrt(diff2);
-  c.pass = within && c.nonfinite == 0 && c.count > 0;
-  return c;
+  return gpu100::compare_within(got, ref, bound,
+                                fmt::format("summation-order bound, h = {}", steps));
 }
 
 // The all-equal row (row 0) bit for bit: every element must be the fp32 quotient 1 / cols.

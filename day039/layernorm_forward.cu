@@ -362,34 +362,6 @@ std::vector<float> layernorm_inputs(int64_t rows, int64_t cols, uint64_t seed) {
   return x;
 }
 
-// Element by element: |got - ref| <= bound[i]; NaN or Inf never passes.
-gpu100::CheckResult check_bounded(const std::vector<float>& got, const std::vector<double>& ref,
-                                  const std::vector<double>& bound, const std::string& what) {
-  gpu100::CheckResult c;
-  c.checked = true;
-  c.tolerance = what;
-  c.count = int64_t(got.size());
-  double diff2 = 0, ref2 = 0;
-  bool within = true;
-  for (size_t i = 0; i < got.size(); ++i) {
-    const double err = std::fabs(double(got[i]) - ref[i]);
-    if (!std::isfinite(got[i])) ++c.nonfinite;
-    if (!(err <= bound[i])) within = false;
-    if (err > c.max_abs_err || (c.worst_index < 0 && !std::isfinite(err))) {
-      c.max_abs_err = err;
-      c.worst_index = int64_t(i);
-      c.worst_got = got[i];
-      c.worst_ref = ref[i];
-    }
-    c.max_ref = std::max(c.max_ref, std::fabs(ref[i]));
-    diff2 += err * err;
-    ref2 += ref[i] * ref[i];
-  }
-  c.rel_err = ref2 > 0 ? std::sqrt(diff2 / ref2) : std::sqrt(diff2);
-  c.pass = within && c.nonfinite == 0 && c.count > 0;
-  return c;
-}
-
 // The worst-case errors of a version whose sums put h roundings on each input (u = 2^-24;
 // Higham 4.2). The mean is off by at most e = gamma_(h+1) mean|x| (the division is one more). The
 // variance sums non-negative terms, each (x - mean')^2 with a few roundings: off by gamma_(h+4)
@@ -480,11 +452,11 @@ int main(int argc, char** argv) {
                  const Bounds b = error_bounds(ref, x, gamma, beta, rows, cols, h);
                  const auto y = d_y.download();
                  const std::string order = fmt::format("summation-order bound, h = {}", h);
-                 auto c = check_bounded(y, ref.y, b.y, "y: " + order);
-                 c = gpu100::combine(
-                     c, check_bounded(d_mean.download(), ref.mean, b.mean, "mean: " + order));
-                 c = gpu100::combine(
-                     c, check_bounded(d_rstd.download(), ref.rstd, b.rstd, "rstd: " + order));
+                 auto c = gpu100::compare_within(y, ref.y, b.y, "y: " + order);
+                 c = gpu100::combine(c, gpu100::compare_within(d_mean.download(), ref.mean, b.mean,
+                                                               "mean: " + order));
+                 c = gpu100::combine(c, gpu100::compare_within(d_rstd.download(), ref.rstd, b.rstd,
+                                                               "rstd: " + order));
                  return gpu100::combine(c, check_constant_row(y, beta, cols));
                },
            .work = (8.0 * double(count) + 8.0 * double(cols) + 8.0 * double(rows))});

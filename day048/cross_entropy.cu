@@ -175,35 +175,6 @@ Reference reference(const Problem& p) {
   return ref;
 }
 
-// Passes when every value is finite and within its own bound.
-gpu100::CheckResult check_bounded(const std::vector<double>& got, const std::vector<double>& ref,
-                                  const std::vector<double>& bound) {
-  gpu100::CheckResult c;
-  c.checked = true;
-  c.tolerance = "per-element fp32 error bound";
-  c.count = int64_t(got.size());
-  double diff2 = 0, ref2 = 0, worst_ratio = -1;
-  for (size_t i = 0; i < got.size(); ++i) {
-    const double g = got[i], e = std::fabs(g - ref[i]);
-    if (!std::isfinite(g)) ++c.nonfinite;
-    diff2 += e * e;
-    ref2 += ref[i] * ref[i];
-    c.max_ref = std::max(c.max_ref, std::fabs(ref[i]));
-    c.max_abs_err = std::max(c.max_abs_err, e);
-    const double ratio = e == 0 ? 0 : (bound[i] > 0 ? e / bound[i] : INFINITY);
-    if (!(ratio <= 1.0)) ++c.mismatches;
-    if (!(ratio <= worst_ratio)) {
-      worst_ratio = ratio;
-      c.worst_index = int64_t(i);
-      c.worst_got = g;
-      c.worst_ref = ref[i];
-    }
-  }
-  c.rel_err = ref2 > 0 ? std::sqrt(diff2 / ref2) : std::sqrt(diff2);
-  c.pass = got.size() == ref.size() && c.nonfinite == 0 && c.mismatches == 0 && c.count > 0;
-  return c;
-}
-
 // The checked rows of a version's outputs against the reference. `steps`: the elements one thread
 // pushes into its running sum, plus the merge levels after it; each step rescales, exponentiates
 // and adds (a few roundings), so the sum's relative error is at most about 4 steps u. Bounds are
@@ -223,8 +194,9 @@ gpu100::CheckResult check_version(const Reference& ref, const std::vector<float>
       dx_bound.push_back(2.0 * (ref.dx_base[j] + ref.dx_weight[j] * e_sum) + ref.dy[k] * 0x1p-126);
     }
   }
-  return gpu100::combine(check_bounded(got_loss, ref.loss, loss_bound),
-                         check_bounded(got_dx, ref.dx, dx_bound));
+  return gpu100::combine(
+      gpu100::compare_within(got_loss, ref.loss, loss_bound, "per-element fp32 error bound"),
+      gpu100::compare_within(got_dx, ref.dx, dx_bound, "per-element fp32 error bound"));
 }
 
 // ---- device: online logsumexp pairs

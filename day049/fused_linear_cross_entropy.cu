@@ -51,6 +51,7 @@ constexpr int kIgnoreIndex = -100;
 constexpr int kRowBlock = 256;  // cross-entropy: a block per row
 constexpr int kBM = 64, kBN = 64, kBK = 16, kGemmThreads = 256;
 constexpr double kU = 0x1p-24;
+constexpr const char* kBoundName = "per-element fp32 error bound";
 
 // ---- inputs -------------------------------------------------------------------------------------
 struct Problem {
@@ -181,35 +182,6 @@ Reference reference(const Problem& p) {
   ref.loss_bound =
       2.0 * (inv * loss_err + (double(n) / kRowBlock + 10.0) * kU * std::fabs(ref.loss));
   return ref;
-}
-
-// Passes when every value is finite and within its own bound.
-gpu100::CheckResult check_bounded(const std::vector<float>& got, const std::vector<double>& ref,
-                                  const std::vector<double>& bound) {
-  gpu100::CheckResult c;
-  c.checked = true;
-  c.tolerance = "per-element fp32 error bound";
-  c.count = int64_t(got.size());
-  double diff2 = 0, ref2 = 0, worst = -1;
-  for (size_t i = 0; i < got.size() && i < ref.size(); ++i) {
-    const double e = std::fabs(double(got[i]) - ref[i]);
-    if (!std::isfinite(got[i])) ++c.nonfinite;
-    diff2 += e * e;
-    ref2 += ref[i] * ref[i];
-    c.max_ref = std::max(c.max_ref, std::fabs(ref[i]));
-    c.max_abs_err = std::max(c.max_abs_err, e);
-    const double ratio = e == 0 ? 0 : (bound[i] > 0 ? e / bound[i] : INFINITY);
-    if (!(ratio <= 1.0)) ++c.mismatches;
-    if (!(ratio <= worst)) {
-      worst = ratio;
-      c.worst_index = int64_t(i);
-      c.worst_got = got[i];
-      c.worst_ref = ref[i];
-    }
-  }
-  c.rel_err = ref2 > 0 ? std::sqrt(diff2 / ref2) : std::sqrt(diff2);
-  c.pass = got.size() == ref.size() && c.nonfinite == 0 && c.mismatches == 0 && c.count > 0;
-  return c;
 }
 
 // ---- kernels: the tiled GEMM --------------------------------------------------------------------
@@ -641,9 +613,12 @@ int main(int argc, char** argv) {
       return std::pair<Io*, Workspace*>{&io, &ws};
     };
     auto check_cpu = [&](Io& io) {
-      gpu100::CheckResult c = check_bounded(io.loss.download(), {ref->loss}, {ref->loss_bound});
-      c = gpu100::combine(c, check_bounded(io.dx.download(), ref->dx, ref->dx_bound));
-      return gpu100::combine(c, check_bounded(io.dw.download(), ref->dw, ref->dw_bound));
+      gpu100::CheckResult c =
+          gpu100::compare_within(io.loss.download(), {ref->loss}, {ref->loss_bound}, kBoundName);
+      c = gpu100::combine(
+          c, gpu100::compare_within(io.dx.download(), ref->dx, ref->dx_bound, kBoundName));
+      return gpu100::combine(
+          c, gpu100::compare_within(io.dw.download(), ref->dw, ref->dw_bound, kBoundName));
     };
 
     std::vector<gpu100::Measure> runs;

@@ -66,10 +66,47 @@ std::string CheckResult::describe() const {
     return fmt::format("FAIL: {} of {} values differ; first at index {}: got {} expected {}",
                        mismatches, count, worst_index, worst_got, worst_ref);
   }
+  if (!pass && mismatches > 0)
+    return fmt::format("FAIL: {} of {} values beyond their error bounds; worst at index {}: got "
+                       "{:.9g} expected {:.9g} [{}]",
+                       mismatches, count, worst_index, worst_got, worst_ref, tolerance);
   return fmt::format("{}: rel L2 error {:.2e}, max abs error {:.2e} (max |ref| {:.3g}) at index "
                      "{} (got {:.7g} expected {:.7g}) over {} values [{}]",
                      pass ? "ok" : "FAIL", rel_err, max_abs_err, max_ref, worst_index, worst_got,
                      worst_ref, count, tolerance);
+}
+
+CheckResult compare_within(const std::vector<double>& got, const std::vector<double>& ref,
+                           const std::vector<double>& bound, const std::string& name) {
+  if (got.size() != ref.size() || bound.size() != ref.size())
+    throw std::invalid_argument("compare_within: got, ref and bound differ in size");
+  CheckResult c;
+  c.checked = true;
+  c.tolerance = name;
+  c.count = int64_t(got.size());
+  double diff2 = 0, ref2 = 0, worst_ratio = -1;
+  for (size_t i = 0; i < got.size(); ++i) {
+    const double err = std::fabs(got[i] - ref[i]);
+    const bool finite = std::isfinite(got[i]);
+    if (!finite) ++c.nonfinite;
+    const double ratio = !finite ? INFINITY : err == 0 ? 0 : bound[i] > 0 ? err / bound[i] : INFINITY;
+    if (ratio > 1) ++c.mismatches;
+    if (finite) {
+      diff2 += err * err;
+      c.max_abs_err = std::max(c.max_abs_err, err);
+    }
+    ref2 += ref[i] * ref[i];
+    c.max_ref = std::max(c.max_ref, std::fabs(ref[i]));
+    if (ratio > worst_ratio) {
+      worst_ratio = ratio;
+      c.worst_index = int64_t(i);
+      c.worst_got = got[i];
+      c.worst_ref = ref[i];
+    }
+  }
+  c.rel_err = ref2 > 0 ? std::sqrt(diff2 / ref2) : std::sqrt(diff2);
+  c.pass = c.count > 0 && c.nonfinite == 0 && c.mismatches == 0;
+  return c;
 }
 
 double summation_error_bound(double h, int64_t n) {

@@ -161,3 +161,20 @@ TEST(Verify, Bf16IsLooserThanFp16) {
   EXPECT_LT(Tolerance::FP16().rel_l2, Tolerance::BF16().rel_l2);
   EXPECT_LT(Tolerance::FP16().max_abs_rel, Tolerance::BF16().max_abs_rel);
 }
+
+// Each element against its own bound: an error inside a large bound passes, the same error past
+// a small one fails, and a NaN fails whatever its bound.
+TEST(Verify, CompareWithinUsesEachElementsBound) {
+  const std::vector<double> ref{1.0, 2.0, 3.0}, bound{1e-3, 1e-6, 1e-3};
+  const std::vector<float> close{1.0005f, 2.0f, 3.0f}, past{1.0f, 2.00001f, 3.0f},
+      nan{1.0f, 2.0f, std::nanf("")};
+  EXPECT_TRUE(gpu100::compare_within(close, ref, bound, "bound").pass);
+  const auto c = gpu100::compare_within(past, ref, bound, "bound");
+  EXPECT_FALSE(c.pass);
+  EXPECT_EQ(c.mismatches, 1);
+  EXPECT_EQ(c.worst_index, 1);
+  EXPECT_NE(c.describe().find("beyond their error bounds"), std::string::npos);
+  EXPECT_FALSE(gpu100::compare_within(nan, ref, bound, "bound").pass);
+  EXPECT_THROW(gpu100::compare_within(close, ref, std::vector<double>{1.0}, "bound"),
+               std::invalid_argument);
+}

@@ -150,6 +150,22 @@ CheckResult compare_exact(const V& got, const V& ref) {
 double summation_error_bound(double additions_per_input, int64_t n);
 Tolerance summation_tolerance(double additions_per_input, int64_t n);
 
+// Per-element error bounds: passes when every value is finite and |got_i - ref_i| <= bound_i, a
+// worst-case bound derived for that element (from the order of its additions and its roundings:
+// summation_error_bound and friends). The strictest check short of bit equality, and the one for
+// outputs whose error grows with a row's length or magnitude, where a single relative tolerance
+// either fails a correct kernel on long rows or lets a wrong one pass on short ones. The worst
+// element reported is the one nearest to (or furthest past) its bound.
+CheckResult compare_within(const std::vector<double>& got, const std::vector<double>& ref,
+                           const std::vector<double>& bound, const std::string& name);
+template <class G>
+CheckResult compare_within(const std::vector<G>& got, const std::vector<double>& ref,
+                           const std::vector<double>& bound, const std::string& name) {
+  std::vector<double> g(got.size());
+  for (size_t i = 0; i < got.size(); ++i) g[i] = detail::to_double(got[i]);
+  return compare_within(g, ref, bound, name);
+}
+
 // Combines two results (e.g. an output and a second output of the same kernel): passes only if
 // both pass; errors are the worse of the two.
 CheckResult combine(const CheckResult& a, const CheckResult& b);
