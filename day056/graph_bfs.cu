@@ -13,7 +13,8 @@
 // few hubs own most edges). It always has disconnected parts: an eighth of the vertices form a
 // second component the source never reaches, and the last sixty-fourth (at least the last vertex)
 // have no edges at all. The rate is traversed edges per second: the adjacency entries a top-down
-// search reads, the degrees of the reached vertices summed (Graph500 counts similarly).
+// search reads, the degrees of the reached vertices summed (Graph500's TEPS counts each
+// undirected edge of the component once, half of this).
 //
 // Versions
 //   vertex_centric       one thread per vertex per level: a vertex whose level is L scans its
