@@ -27,10 +27,10 @@
 //
 // Check: against a CPU reference in double. Every seventh channel is constant (zero variance:
 // rstd = 1/sqrt(eps), xhat = 0 exactly in exact arithmetic, y = beta); a one-element channel
-// (--n 1 --hw 1) has zero variance everywhere. Tolerances come from rounding-error bounds of the
-// sums (per element: the mean's error times rstd, the variance's through rstd, the products),
-// never below common/'s fp32 tolerance; zero-variance channels are compared apart from the rest
-// (their scale differs). The backward is handed the reference mean and rstd, so it is checked on
+// (--n 1 --hw 1) has zero variance everywhere. Every element is compared against its own
+// rounding-error bound (the mean's error times rstd, the variance's through rstd, the products),
+// so the zero-variance channels, whose dx is 1/sqrt(eps) larger, neither set the scale of the
+// check for the others nor hide behind it. The backward is handed the reference mean and rstd, so it is checked on
 // its own. The CPU backward is checked against central finite differences of the CPU forward
 // (x, gamma and beta probed) on a tiny case with a constant channel.
 //
@@ -49,6 +49,7 @@ namespace {
 constexpr int kBlock = 256;  // 8 warps
 constexpr int kWarps = kBlock / 32;
 constexpr int64_t kSliceElems = 4096;  // elements per block in the split versions
+constexpr const char* kBoundName = "per-element fp32 error bound";
 constexpr int kMaxSlices = 64;
 constexpr double kU = 0x1p-24;  // fp32 unit roundoff
 
@@ -216,46 +217,7 @@ BackwardBounds backward_bounds(const Shape& s, const std::vector<double>& x, con
   return b;
 }
 
-// Tolerance from a per-element bound B: ||err|| <= ||B|| and max|err| <= max B. Never below
-// common/'s fp32 tolerance.
-gpu100::Tolerance bounded(const std::vector<double>& ref, const std::vector<double>& bound) {
-  double b2 = 0, r2 = 0, bmax = 0, rmax = 0;
-  for (size_t i = 0; i < ref.size(); ++i) {
-    b2 += bound[i] * bound[i];
-    r2 += ref[i] * ref[i];
-    bmax = std::max(bmax, bound[i]);
-    rmax = std::max(rmax, std::fabs(ref[i]));
-  }
-  const auto fp32 = gpu100::Tolerance::FP32();
-  gpu100::Tolerance t =
-      gpu100::Tolerance::Custom(std::max(fp32.rel_l2, r2 > 0 ? std::sqrt(b2 / r2) : 0.0),
-                                std::max(fp32.max_abs_rel, rmax > 0 ? bmax / rmax : 0.0));
-  t.name = "fp32 bound";
-  return t;
-}
 
-// Compares the zero-variance channels and the others apart, each against its own bound: a
-// constant channel's dx is scaled by rstd = 1/sqrt(eps), and one norm over both would hide
-// the other channels' errors.
-gpu100::CheckResult compare_channels(const Shape& s, const std::vector<float>& got,
-                                     const std::vector<double>& ref,
-                                     const std::vector<double>& bound,
-                                     const std::vector<bool>& constant, bool per_element) {
-  std::vector<float> gp[2];
-  std::vector<double> rp[2], bp[2];
-  for (size_t i = 0; i < ref.size(); ++i) {
-    const int ch = per_element ? int(int64_t(i) / s.hw % s.c) : int(i);
-    const int k = constant[ch];
-    gp[k].push_back(got[i]);
-    rp[k].push_back(ref[i]);
-    bp[k].push_back(bound[i]);
-  }
-  gpu100::CheckResult r;
-  for (int k = 0; k < 2; ++k)
-    if (!rp[k].empty())
-      r = gpu100::combine(r, gpu100::compare(gp[k], rp[k], bounded(rp[k], bp[k])));
-  return r;
-}
 
 // ---- kernels ------------------------------------------------------------------------------------
 // Welford state: count, mean, sum of squared deviations. Merged by Chan's rule, which is exact
@@ -662,18 +624,18 @@ int main(int argc, char** argv) {
         if (constant[ch]) worst = std::max(worst, std::fabs(double(y[i]) - beta[ch]));
       }
       residue.emplace_back(name, worst);
-      auto r = compare_channels(s, y, y_ref, fb.y, constant, true);
+      auto r = gpu100::compare_within(y, y_ref, fb.y, kBoundName);
       r = gpu100::combine(
-          r, compare_channels(s, d_mean.download(), st.mean, fb.mean, constant, false));
+          r, gpu100::compare_within(d_mean.download(), st.mean, fb.mean, kBoundName));
       return gpu100::combine(
-          r, compare_channels(s, d_rstd.download(), st.rstd, fb.rstd, constant, false));
+          r, gpu100::compare_within(d_rstd.download(), st.rstd, fb.rstd, kBoundName));
     };
     auto check_backward = [&] {
-      auto r = compare_channels(s, d_dx.download(), g_ref.dx, bb.dx, constant, true);
+      auto r = gpu100::compare_within(d_dx.download(), g_ref.dx, bb.dx, kBoundName);
       r = gpu100::combine(
-          r, compare_channels(s, d_dgamma.download(), g_ref.dgamma, bb.dgamma, constant, false));
+          r, gpu100::compare_within(d_dgamma.download(), g_ref.dgamma, bb.dgamma, kBoundName));
       return gpu100::combine(
-          r, compare_channels(s, d_dbeta.download(), g_ref.dbeta, bb.dbeta, constant, false));
+          r, gpu100::compare_within(d_dbeta.download(), g_ref.dbeta, bb.dbeta, kBoundName));
     };
     std::vector<gpu100::Measure> runs;
     for (const Version& v : kVersions) {
