@@ -16,8 +16,9 @@
 //            reduce their minimum and maximum in shared memory; equal: the block fills the
 //            interior; a small rectangle or the depth limit: the block computes every interior
 //            pixel; else thread 0 launches a 2x2 grid of the same kernel on the quadrants, from
-//            the device (relocatable device code, the device runtime). The host launches one
-//            block per 64x64 tile.
+//            the device (relocatable device code, the device runtime), or, if the device
+//            runtime refuses the launch, the block computes the interior itself. The host
+//            launches one block per 64x64 tile.
 //
 // Check: one __host__ __device__ dwell function with every float operation spelled out (the
 // device's __fmul_rn / __fadd_rn / __fsub_rn, plain operations on the host, which is compiled
@@ -97,6 +98,8 @@ __host__ __device__ inline int dwell_at(const View& v, int px, int py, int max_i
 // Mariani-Silver's parameters, shared by the kernel and its CPU model.
 constexpr int kTile = 64;     // the host's grid: one block per tile (the last ones smaller)
 constexpr int kMinSide = 32;  // a rectangle this narrow is computed pixel by pixel
+static_assert(kTile <= 2 * kMinSide,
+              "the pending-launch bound in main assumes one level of launches");
 constexpr int kMaxDepth = 6;  // nesting below the host's grid (the device allows 24)
 
 // Rectangle (x, y, w, h) split into gx x gy pieces; piece (i, j) in integer arithmetic, so any
@@ -191,7 +194,7 @@ __global__ void mandelbrot_flat(int* __restrict__ out, View v, int w, int h, int
 // Block (i, j) of this grid owns piece (i, j) of r; the host's grid has depth 0.
 __global__ void mandelbrot_mariani(int* __restrict__ out, View v, int w, int max_iter, Rect r,
                                    int depth) {
-  __shared__ int lo, hi;
+  __shared__ int lo, hi, launched;
   const Rect p = piece_of(r, gridDim.x, gridDim.y, blockIdx.x, blockIdx.y);
   if (p.w <= 0 || p.h <= 0) return;  // the whole block leaves: no barrier is left waiting
   if (threadIdx.x == 0) {
@@ -218,16 +221,26 @@ __global__ void mandelbrot_mariani(int* __restrict__ out, View v, int w, int max
   if (lo == hi) {
     for (int k = threadIdx.x; k < n; k += blockDim.x)
       out[size_t(p.y + 1 + k / iw) * w + p.x + 1 + k % iw] = lo;
-  } else if (p.w <= kMinSide || p.h <= kMinSide || depth >= kMaxDepth) {
+    return;
+  }
+  bool subdivide = p.w > kMinSide && p.h > kMinSide && depth < kMaxDepth;
+  if (subdivide) {  // lo, hi and p are the block's: every thread takes this branch or none
+    if (threadIdx.x == 0) {
+      // The border stored above is visible to the children: a grid sees its parent's writes
+      // made before the launch. The parent needs nothing back: it counts as complete only when
+      // they are.
+      mandelbrot_mariani<<<dim3(2, 2), blockDim.x>>>(out, v, w, max_iter, p, depth + 1);
+      launched = cudaGetLastError() == cudaSuccess;
+    }
+    __syncthreads();
+    // A launch the device runtime refused (too many pending, say) is done here instead.
+    subdivide = launched;
+  }
+  if (!subdivide)
     for (int k = threadIdx.x; k < n; k += blockDim.x) {
       const int px = p.x + 1 + k % iw, py = p.y + 1 + k / iw;
       out[size_t(py) * w + px] = dwell_at(v, px, py, max_iter);
     }
-  } else if (threadIdx.x == 0) {
-    // The border stored above is visible to the children: a grid sees its parent's writes made
-    // before the launch. The parent needs nothing back: it counts as complete only when they are.
-    mandelbrot_mariani<<<dim3(2, 2), blockDim.x>>>(out, v, w, max_iter, p, depth + 1);
-  }
 }
 
 // ---- launchers ----------------------------------------------------------------------------------
@@ -341,6 +354,11 @@ int main(int argc, char** argv) {
     MarianiCpu model{view, w, max_iter, ref_mariani};
     model.grid(Rect{0, 0, w, h}, (w + kTile - 1) / kTile, (h + kTile - 1) / kTile, 0);
 
+    // Only a 64-pixel tile's block launches (its quadrants are no wider than kMinSide), so at
+    // most one grid per tile is waiting to start; the device runtime's default allows 2048.
+    const size_t tiles = size_t((w + kTile - 1) / kTile) * size_t((h + kTile - 1) / kTile);
+    CUDA_CHECK(
+        cudaDeviceSetLimit(cudaLimitDevRuntimePendingLaunchCount, std::max<size_t>(2048, tiles)));
     gpu100::DeviceBuffer<int> d_out{size_t(w) * h};
     std::vector<gpu100::Measure> runs;
     for (const Version& v : kVersions) {
