@@ -30,7 +30,7 @@
 // through), plus the scaled L2 on vectors scaled by 1e25 and 1e-25, where the plain L2 gives inf
 // and 0 (shown in a table). DyT (inputs include large |alpha x|, where tanh saturates and
 // 1 - t^2 is 0): y, dx and the reductions against per-element rounding-error bounds (tanhf's 2
-// ulp, the sums' gamma_h), never below common/'s fp32 tolerance. The CPU backward (dx, dalpha,
+// ulp, the sums' gamma_h), element by element. The CPU backward (dx, dalpha,
 // dgamma, dbeta) is checked against central finite differences of the CPU forward.
 //
 // Run:  build/bin/day045 [--n 67108867] [--rows 4096] [--cols 4096] [--kernel l2_norm,...]
@@ -48,7 +48,8 @@ namespace {
 constexpr int kBlock = 256;
 constexpr int kWarps = kBlock / 32;
 constexpr unsigned kMaxNormBlocks = 1024;  // stage-1 blocks of the norms, whatever the device
-constexpr int kChunkRows = 64;             // rows per partial in the DyT reductions
+constexpr const char* kBoundName = "per-element fp32 error bound";
+constexpr int kChunkRows = 64;  // rows per partial in the DyT reductions
 constexpr double kU = 0x1p-24;
 
 // ---- CPU reference ------------------------------------------------------------------------------
@@ -103,22 +104,6 @@ DytGrads dyt_backward_cpu(const DytShape& s, const std::vector<double>& x, doubl
 
 double gamma_n(double h) {
   return h * kU / (1 - h * kU);
-}
-
-// Tolerance from a per-element bound B: ||err|| <= ||B||, max|err| <= max B; never below fp32's.
-gpu100::Tolerance bounded(const std::vector<double>& ref, const std::vector<double>& bound) {
-  double b2 = 0, r2 = 0, bmax = 0, rmax = 0;
-  for (size_t i = 0; i < ref.size(); ++i) {
-    b2 += bound[i] * bound[i];
-    r2 += ref[i] * ref[i];
-    bmax = std::max(bmax, bound[i]);
-    rmax = std::max(rmax, std::fabs(ref[i]));
-  }
-  const auto f = gpu100::Tolerance::FP32();
-  auto t = gpu100::Tolerance::Custom(std::max(f.rel_l2, r2 > 0 ? std::sqrt(b2 / r2) : 0.0),
-                                     std::max(f.max_abs_rel, rmax > 0 ? bmax / rmax : 0.0));
-  t.name = "fp32 bound";
-  return t;
 }
 
 // ---- kernels ------------------------------------------------------------------------------------
@@ -496,9 +481,6 @@ int main(int argc, char** argv) {
       }
     const std::vector<double> ba = {gamma_n(kChunkRows + 8 + alpha_parts + 4) * ba_terms +
                                     12 * kU * ba_round};
-    const auto y_tol = bounded(y_ref, by), dx_tol = bounded(g_ref.dx, bdx);
-    const auto dgamma_tol = bounded(g_ref.dgamma, bg), dbeta_tol = bounded(g_ref.dbeta, bb),
-               dalpha_tol = bounded({g_ref.dalpha}, ba);
 
     const std::vector<float> alpha_v = {float(alpha)};
     gpu100::DeviceBuffer<float> d_x(x), d_alpha(alpha_v), d_gamma(gamma), d_beta(beta), d_dy(dy),
@@ -533,11 +515,13 @@ int main(int argc, char** argv) {
           break;
         case Kind::dyt_fwd:
         case Kind::dyt_fwd_vec:
-          runs.push_back({.name = ver.name,
-                          .launch = [&](cudaStream_t s) { launch_dyt(ver, sh, db, s); },
-                          .reset = [&] { d_y.poison(); },
-                          .check = [&] { return gpu100::compare(d_y.download(), y_ref, y_tol); },
-                          .work = 8.0 * double(m)});
+          runs.push_back(
+              {.name = ver.name,
+               .launch = [&](cudaStream_t s) { launch_dyt(ver, sh, db, s); },
+               .reset = [&] { d_y.poison(); },
+               .check =
+                   [&] { return gpu100::compare_within(d_y.download(), y_ref, by, kBoundName); },
+               .work = 8.0 * double(m)});
           break;
         default:
           runs.push_back(
@@ -549,14 +533,14 @@ int main(int argc, char** argv) {
                    },
                .check =
                    [&] {
-                     auto r = gpu100::compare(d_dx.download(), g_ref.dx, dx_tol);
-                     r = gpu100::combine(
-                         r, gpu100::compare(d_dgamma.download(), g_ref.dgamma, dgamma_tol));
-                     r = gpu100::combine(
-                         r, gpu100::compare(d_dbeta.download(), g_ref.dbeta, dbeta_tol));
+                     auto r = gpu100::compare_within(d_dx.download(), g_ref.dx, bdx, kBoundName);
+                     r = gpu100::combine(r, gpu100::compare_within(d_dgamma.download(),
+                                                                   g_ref.dgamma, bg, kBoundName));
+                     r = gpu100::combine(r, gpu100::compare_within(d_dbeta.download(), g_ref.dbeta,
+                                                                   bb, kBoundName));
                      return gpu100::combine(
-                         r, gpu100::compare(d_dalpha.download(), std::vector<double>{g_ref.dalpha},
-                                            dalpha_tol));
+                         r, gpu100::compare_within(d_dalpha.download(), {g_ref.dalpha}, ba,
+                                                   kBoundName));
                    },
                // The least traffic: x and dy read, dx written.
                .work = 12.0 * double(m)});
