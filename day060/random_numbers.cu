@@ -93,8 +93,8 @@ Words philox4x32_10(Words c, uint32_t k0, uint32_t k1) {
 // Word `position` of subsequence `subsequence` of seed `seed`, as curand() returns it.
 uint32_t philox_word(uint64_t seed, uint64_t subsequence, uint64_t position) {
   const uint64_t block = position / 4;
-  const Words c{{uint32_t(block), uint32_t(block >> 32), uint32_t(subsequence),
-                 uint32_t(subsequence >> 32)}};
+  const Words c{
+      {uint32_t(block), uint32_t(block >> 32), uint32_t(subsequence), uint32_t(subsequence >> 32)}};
   return philox4x32_10(c, uint32_t(seed), uint32_t(seed >> 32)).w[position % 4];
 }
 
@@ -105,7 +105,9 @@ float uniform_of(uint32_t word) {
 }
 
 // The pi test on floats, one rounding, so that host and device agree on every point.
-bool inside(float x, float y) { return std::fma(x, x, y * y) <= 1.0f; }
+bool inside(float x, float y) {
+  return std::fma(x, x, y * y) <= 1.0f;
+}
 
 // Threads of the device versions: each takes samples i, i + threads, ... of the n.
 int64_t threads_for(int64_t n) {
@@ -134,7 +136,9 @@ uint64_t pi_hits_cpu(uint64_t seed, int64_t n) {
   return hits;
 }
 
-double normal_cdf(double x) { return 0.5 * std::erfc(-x / std::sqrt(2.0)); }
+double normal_cdf(double x) {
+  return 0.5 * std::erfc(-x / std::sqrt(2.0));
+}
 
 // The discounted payoff Y = e^{-rT} max(S_T - K, 0) with ln S_T ~ N(mu, s^2): its mean
 // (Black-Scholes) and variance from E[S^j 1{S > K}] = e^{j mu + j^2 s^2 / 2} Phi(d + j s).
@@ -243,7 +247,8 @@ __global__ void count_points(const float* __restrict__ u, int64_t n,
 
 // The partials in a fixed order by one block: `width` values per partial.
 template <class T>
-__global__ void sum_partials(const T* __restrict__ partial, int count, int width, T* __restrict__ out) {
+__global__ void sum_partials(const T* __restrict__ partial, int count, int width,
+                             T* __restrict__ out) {
   for (int k = 0; k < width; ++k) {
     T v = 0;
     for (int i = threadIdx.x; i < count; i += blockDim.x) v += partial[i * width + k];
@@ -301,8 +306,7 @@ void launch(const Version& v, int grid, uint64_t seed, int64_t n, const Scratch&
     LAUNCH_CHECK();
     sum_partials<<<1, kBlock, 0, stream>>>(s.hit_partial, grid, 1, s.hits);
   } else {
-    const double s_ = kVol * std::sqrt(kYears);
-    const PathModel p{kS0, kStrike, (kRate - 0.5 * kVol * kVol) * kYears, s_};
+    const PathModel p{kS0, kStrike, (kRate - 0.5 * kVol * kVol) * kYears, kVol * std::sqrt(kYears)};
     option_kernel<<<grid, kBlock, 0, stream>>>(seed + 1, n, p, s.sum_partial);
     LAUNCH_CHECK();
     sum_partials<<<1, kBlock, 0, stream>>>(s.sum_partial, grid, 2, s.sums);
@@ -455,35 +459,35 @@ int main(int argc, char** argv) {
 
     gpu100::DeviceBuffer<unsigned long long> d_hit_partial{size_t(grid)}, d_hits{1};
     gpu100::DeviceBuffer<double> d_sum_partial{size_t(2 * grid)}, d_sums{2};
-    const Scratch scratch{d_hit_partial.data(), d_sum_partial.data(), d_hits.data(),
-                          d_sums.data()};
+    const Scratch scratch{d_hit_partial.data(), d_sum_partial.data(), d_hits.data(), d_sums.data()};
     std::unique_ptr<HostGenerator> host;
-    if (ctx.vendor_libraries() && ctx.cli().want("curand_host")) host = std::make_unique<HostGenerator>(seed, n);
+    if (ctx.vendor_libraries() && ctx.cli().want("curand_host"))
+      host = std::make_unique<HostGenerator>(seed, n);
 
     double option_estimate = 0, option_sample_variance = 0;
     const auto rate = [&](double ms) { return double(n) / (ms * 1e6); };
     std::vector<gpu100::Measure> runs;
     for (const Version& v : kVersions) {
-      runs.push_back(
-          {.name = v.name,
-           .launch = [&](cudaStream_t s) { launch(v, grid, seed, n, scratch, s); },
-           .reset =
-               [&] {
-                 d_hits.poison();
-                 d_sums.poison();
-               },
-           .check =
-               [&]() -> gpu100::CheckResult {
-                 if (v.kind == Kind::pi) return check_pi(d_hits.download()[0], n, &exact_hits);
-                 const auto sums = d_sums.download();
-                 const double mean = sums[0] / double(n);
-                 option_estimate = std::exp(-kRate * kYears) * mean;
-                 if (n > 1)
-                   option_sample_variance = std::exp(-2 * kRate * kYears) *
-                                            (sums[1] - double(n) * mean * mean) / double(n - 1);
-                 return check_option(sums, n, truth);
-               },
-           .rate = rate});
+      runs.push_back({.name = v.name,
+                      .launch = [&](cudaStream_t s) { launch(v, grid, seed, n, scratch, s); },
+                      .reset =
+                          [&] {
+                            d_hits.poison();
+                            d_sums.poison();
+                          },
+                      .check = [&]() -> gpu100::CheckResult {
+                        if (v.kind == Kind::pi)
+                          return check_pi(d_hits.download()[0], n, &exact_hits);
+                        const auto sums = d_sums.download();
+                        const double mean = sums[0] / double(n);
+                        option_estimate = std::exp(-kRate * kYears) * mean;
+                        if (n > 1)
+                          option_sample_variance = std::exp(-2 * kRate * kYears) *
+                                                   (sums[1] - double(n) * mean * mean) /
+                                                   double(n - 1);
+                        return check_option(sums, n, truth);
+                      },
+                      .rate = rate});
     }
     runs.push_back({.name = "curand_host",
                     .launch = [&](cudaStream_t s) { host->run(grid, scratch, s); },
@@ -495,8 +499,8 @@ int main(int argc, char** argv) {
 
     if (any_pi)
       report.note(fmt::format(
-        "pi: CPU count over the same streams {} hits of {}; bound {:.3g} (Hoeffding, 1e-9)",
-        exact_hits, n, pi_bound(n)));
+          "pi: CPU count over the same streams {} hits of {}; bound {:.3g} (Hoeffding, 1e-9)",
+          exact_hits, n, pi_bound(n)));
     if (ctx.cli().want("option"))
       report.note(fmt::format(
           "option: Black-Scholes {:.6f}, estimate {:.6f}, payoff variance exact {:.4f} sample "
