@@ -288,3 +288,14 @@ set_tests_properties(emu.fault.leak.fixed PROPERTIES LABELS emu TIMEOUT 120
 get_property(fault_tests DIRECTORY PROPERTY TESTS)
 set_property(TEST ${fault_tests} APPEND PROPERTY
              ENVIRONMENT_MODIFICATION "GPU100_EMU_SCHEDULE=unset:")
+
+# --- dynamic parallelism --------------------------------------------------------------------------
+# A child grid's fault fails its parent's launch; the emulator names the child (block 1 of the
+# last child: i = 40 is thread 8 of block 1).
+fault_kernel(child_oob KERNEL k_child BLOCK "1,0,0" THREAD "8,0,0"
+  INST "st\\.global\\.u32 "
+  WHAT "out-of-bounds global store of 4 bytes \\(0 bytes past the end of a cudaMalloc allocation of 480 bytes at 0x[0-9a-f]+\\) at address 0x[0-9a-f]+"
+  ERROR cudaErrorIllegalAddress FIXED)
+find_library(GPU100_CUDADEVRT cudadevrt HINTS ${CUDAToolkit_LIBRARY_DIR} REQUIRED)
+set_target_properties(fault_child_oob PROPERTIES CUDA_SEPARABLE_COMPILATION ON)
+target_link_libraries(fault_child_oob PRIVATE ${GPU100_CUDADEVRT})
