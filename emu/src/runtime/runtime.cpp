@@ -264,8 +264,6 @@ bool load_modules(FatbinRecord* f) {
   }
 }
 
-Module* module_of(FatbinRecord* f) { return load_modules(f) ? f->modules.front().get() : nullptr; }
-
 KernelRecord* kernel_of(const void* func, cudaError_t* err) {
   auto it = st().kernels.find(func);
   if (it == st().kernels.end()) {
@@ -999,7 +997,7 @@ cudaError_t cudaFuncGetAttributes(cudaFuncAttributes* attr, const void* func) {
   attr->maxThreadsPerBlock = k.maxntid ? k.maxntid : k.reqntid ? k.reqntid : 1024;
   attr->numRegs = 32;  // not modeled: the PTX names virtual registers only
   attr->ptxVersion = c.cc_major * 10 + c.cc_minor;
-  if (Module* m = module_of(rec->fatbin)) attr->ptxVersion = m->parsed.target_sm;
+  if (k.module) attr->ptxVersion = k.module->parsed.target_sm;  // the PTX the kernel came from
   attr->binaryVersion = attr->ptxVersion;
   attr->maxDynamicSharedSizeBytes = rec->max_dynamic_smem >= 0
                                         ? rec->max_dynamic_smem
