@@ -183,7 +183,8 @@ int main(int argc, char** argv) {
   int64_t width = 1921, height = 1081;
   int channels = 3, filters = 16, radius = 2;
   cli.size("width", width, 67, "image width in pixels", int64_t(1) << 20);
-  cli.size("height", height, 37, "image height in pixels", int64_t(1) << 20);
+  cli.size("height", height, 37, "image height in pixels (grid y: at most 65535 tiles)",
+           int64_t(65535) * kTile);
   cli.option("channels", channels, "input channels C", 1, 256);
   cli.option("filters", filters, "filters = output channels F (grid z: at most 65535)", 1, 4096);
   cli.option("radius", radius, "filter radius r: each filter is C x (2r+1) x (2r+1)", 0,
