@@ -32,8 +32,10 @@
 //   * pi and pi_uniform4: the hit count exactly equal to the CPU's count over the same streams.
 //   * Every estimate against the true value with a bound derived from the sample count at a
 //     false-failure probability of 1e-9: Hoeffding for pi (bounded samples, no normality), the
-//     normal tail (k = 6.11) with the payoff's exact variance for the option, Chebyshev
-//     (k = 1/sqrt(1e-9)) below 10^4 paths where the payoff's skew makes the normal tail doubtful.
+//     normal tail (k = 6.11) with the payoff's exact variance for the option (1e-9 only as far
+//     as the central limit theorem holds so far out: an approximation, not a guarantee like
+//     Hoeffding's), Chebyshev (k = 1/sqrt(1e-9), guaranteed) below 10^4 paths, where the payoff's
+//     skew makes the normal tail doubtful.
 //
 // Run:  build/bin/day060 [--n 100000007] [--kernel pi,option] [--json f]
 #include <curand.h>
