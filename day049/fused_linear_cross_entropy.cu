@@ -177,7 +177,6 @@ Reference reference(const Problem& p) {
   for (double& b : ref.dx_bound) b *= 2.0;
   for (double& b : ref.dw_bound) b *= 2.0;
   ref.loss = loss_sum * inv;
-  // The sum of the row losses: a tree over N values, each rounding at most u of the partial sum.
   // The sum of the row losses (all >= 0): n / 256 sequential additions per thread, then 8 levels.
   ref.loss_bound =
       2.0 * (inv * loss_err + (double(n) / kRowBlock + 10.0) * kU * std::fabs(ref.loss));
