@@ -30,9 +30,9 @@
 // (--n 1 --hw 1) has zero variance everywhere. Every element is compared against its own
 // rounding-error bound (the mean's error times rstd, the variance's through rstd, the products),
 // so the zero-variance channels, whose dx is 1/sqrt(eps) larger, neither set the scale of the
-// check for the others nor hide behind it. The backward is handed the reference mean and rstd, so it is checked on
-// its own. The CPU backward is checked against central finite differences of the CPU forward
-// (x, gamma and beta probed) on a tiny case with a constant channel.
+// check for the others nor hide behind it. The backward is handed the reference mean and rstd, so
+// it is checked on its own. The CPU backward is checked against central finite differences of the
+// CPU forward (x, gamma and beta probed) on a tiny case with a constant channel.
 //
 // Run:  build/bin/day042 [--n 16] [--c 256] [--hw 3136] [--eps 1e-5] [--kernel fwd_split,...]
 #include <fmt/core.h>
@@ -216,8 +216,6 @@ BackwardBounds backward_bounds(const Shape& s, const std::vector<double>& x, con
   }
   return b;
 }
-
-
 
 // ---- kernels ------------------------------------------------------------------------------------
 // Welford state: count, mean, sum of squared deviations. Merged by Chan's rule, which is exact
@@ -625,8 +623,8 @@ int main(int argc, char** argv) {
       }
       residue.emplace_back(name, worst);
       auto r = gpu100::compare_within(y, y_ref, fb.y, kBoundName);
-      r = gpu100::combine(
-          r, gpu100::compare_within(d_mean.download(), st.mean, fb.mean, kBoundName));
+      r = gpu100::combine(r,
+                          gpu100::compare_within(d_mean.download(), st.mean, fb.mean, kBoundName));
       return gpu100::combine(
           r, gpu100::compare_within(d_rstd.download(), st.rstd, fb.rstd, kBoundName));
     };
