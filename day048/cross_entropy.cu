@@ -384,11 +384,10 @@ void launch(const Version& v, unsigned grid, const Args& a, cudaStream_t s) {
   LAUNCH_CHECK();
 }
 
-// ---- analysis
-// ------------------------------------------------------------------------------------- Sequential
-// steps of one element on its way into its row's sum: a whole row in one thread for naive; a
-// strided share, then 5 shuffle and 3 shared levels of merges, for a block (float4 pushes 4 per
-// load, and the head/tail up to 6 more).
+// ---- analysis -----------------------------------------------------------------------------------
+// Sequential steps of one element on its way into its row's sum: a whole row in one thread for
+// naive; a strided share, then 5 shuffle and 3 shared levels of merges, for a block (float4 pushes
+// 4 per load, and the head/tail up to 6 more).
 double sum_steps(const Version& v, int64_t vocab) {
   if (v.kind == Kind::naive) return double(vocab);
   return double(gpu100::ceil_div<int64_t>(vocab, kRowBlock)) + 6.0 + 8.0;

@@ -511,9 +511,8 @@ gpu100::Table memory_table(const Peak& unfused, const Peak& fused, int64_t n, in
   return t;
 }
 
-// ---- analysis: the CPU backward against finite differences
-// --------------------------------------- 4 rows (one ignored), H = 3, V = 5: the loss as a
-// function of X and W together.
+// ---- analysis: the CPU backward against finite differences --------------------------------------
+// 4 rows (one ignored), H = 3, V = 5: the loss as a function of X and W together.
 gpu100::CheckResult gradient_check() {
   constexpr int64_t n = 4, h = 3, v = 5;
   Problem p = make_problem(n, h, v, 11);  // row 2 is ignored

@@ -97,10 +97,9 @@ TopK topk_cpu(const std::vector<float>& x, int64_t rows, int64_t cols, int64_t k
   return out;
 }
 
-// ---- keys
-// ---------------------------------------------------------------------------------------- An
-// unsigned key that orders like the float: -0 becomes +0 (they compare equal), negatives have every
-// bit flipped (more negative: smaller), positives get the sign bit set (above all negatives).
+// ---- keys ---------------------------------------------------------------------------------------
+// An unsigned key that orders like the float: -0 becomes +0 (they compare equal), negatives have
+// every bit flipped (more negative: smaller), positives get the sign bit set (above all negatives).
 __device__ __forceinline__ uint32_t ordered(float v) {
   uint32_t b = __float_as_uint(v == 0.0f ? 0.0f : v);
   return (b & 0x80000000u) ? ~b : (b | 0x80000000u);
