@@ -184,10 +184,11 @@ void launch_forces(const Version& v, const float4* pos, float4* acc, int n, floa
 }
 
 // ---- analysis -----------------------------------------------------------------------------------
-// The per-component bound of the accelerations: per term, the subtractions (1 rounding), r^2 +
-// eps^2 (3 fmas on squares: at most 5 roundings, halved by the square root), the cube and the mass
-// (3 multiplies) and the product with d (1): under 12 roundings, taken as 12; each rsqrt adds its
-// own 2^-22.9 three times (cubed). The sequential sum adds at most n more roundings to every term.
+// The per-component bound of the accelerations: per term, the subtraction giving d (1 rounding);
+// r^2 + eps^2 (3 fmas on squares: at most 5 roundings), which reach the term as r^-3, so times 3/2;
+// the cube and the mass (3 multiplies): 11.5 roundings, taken as 12; each rsqrt adds its own
+// 2^-22.9 three times (cubed). The fma sum, which also rounds the product with d, adds at most n
+// more roundings to every term.
 // gamma covers the products of (1 + delta) to first order; the factor 1.001 the cross terms.
 std::vector<double> acceleration_bounds(const std::vector<double>& abs_sum, int64_t n) {
   const double per_term = gpu100::summation_error_bound(double(n) + 12, n) + 3 * std::exp2(-22.9);
