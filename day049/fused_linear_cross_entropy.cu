@@ -148,7 +148,7 @@ Reference reference(const Problem& p) {
     const double lse = m + std::log(s);
     // lse: the logits' errors (at most emax each) and day 48's roundings of the fp32 kernel.
     const double e_lse =
-        emax + (4.0 * ce_steps + 6.0 + dmax) * kU + kU * (std::fabs(lse - m) + std::fabs(lse));
+        emax + (4.0 * ce_steps + 8.0 + dmax) * kU + kU * (std::fabs(lse - m) + std::fabs(lse));
     loss_sum += lse - z[size_t(t)];
     loss_err +=
         e_lse + ez[size_t(t)] + kU * (std::fabs(lse - z[size_t(t)]) + std::fabs(z[size_t(t)]));
