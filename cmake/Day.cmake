@@ -7,8 +7,13 @@
 #     PTX       "mma\\.sync" ...    # regular expressions that must occur in the day's PTX
 #     ALLOW_SPILLS "why"            # the day's comment explains its register spills
 #     SIZES     m n k               # size options the cli tests feed bad values
-#     TEST_ARGS "--m 1 --n 1 --k 1" # more gpu test cases (each string is one run); --quick always runs
-#     EMU_ARGS  "--m 33 --n 7 --k 65" # the extra cases under the emulator, replacing TEST_ARGS
+#     TEST_ARGS "--m 1 --n 1 --k 1" "--m 1000 --n 1000 --k 1000" "--m 4097 --n 3 --k 129"
+#                                   # more gpu test cases, case1, case2, ... (each string is one
+#                                   # run); --quick always runs
+#     EMU_REPLACE "2=--m 260 --n 300 --k 129"
+#                                   # under the emulator, case 2 runs these arguments instead
+#     EMU_SKIP  3                   # under the emulator, case 3 does not run (say why in a comment)
+#     EMU_EXTRA "--m 2 --n 2 --k 2" # a case run under the emulator only (numbered after TEST_ARGS)
 #     EMU_QUICK "--k 2003"          # added to the emulated --quick run (a size --quick would set)
 #     RDC                           # relocatable device code and the device runtime (kernels
 #                                   # that launch kernels: dynamic parallelism)
@@ -20,17 +25,19 @@
 #                 NAME.ptx    (ptx: instructions present, no spill stores)
 #                 NAME.ptx.smNN (ptx: no spill stores for the oldest architecture built, too)
 #
-# Every gpu case has an emu twin (NAME.emu.quick, NAME.emu.caseN): the same program and arguments
-# plus --iters 1 --warmup 0, with the emulator's libcudart.so.13 first on the library path and
-# GPU100_REQUIRE_GPU=1 and GPU100_REQUIRE_EMULATOR=1, so it passes only by running emulated, and
-# with every check of the emulator on (GPU100_EMU_CHECK=all, or what GPU100_EMU_CHECKS says: a race,
-# an uninitialized read or a synchronization error fails it). It
+# Every gpu case has an emu twin (NAME.emu.quick, NAME.emu.caseN, N as in NAME.gpu.caseN): the
+# same program and arguments plus --iters 1 --warmup 0, with the emulator's libcudart.so.13 first
+# on the library path and GPU100_REQUIRE_GPU=1 and GPU100_REQUIRE_EMULATOR=1, so it passes only by
+# running emulated, and with every check of the emulator on (GPU100_EMU_CHECK=all, or what
+# GPU100_EMU_CHECKS says: a race, an uninitialized read or a synchronization error fails it). It
 # skips (77) only when no version of the day can run there (a day whose versions all call cuBLAS).
 # The emulator interprets every thread on the CPU, far slower than a GPU: where a TEST_ARGS case
-# would take it more than a few minutes, give EMU_ARGS, a list that replaces TEST_ARGS under the
-# emulator (EMU_ARGS with no strings: --quick only), and EMU_QUICK, sizes added to the emulated
-# --quick run (an explicit size wins over --quick's). Keep at least one case at sizes that are no
-# multiple of any tile or block (--quick is one): the edges are where kernels go wrong.
+# would take it more than a few minutes, shrink it under the emulator with EMU_REPLACE "N=<args>"
+# (the emu twin keeps the name caseN) or leave it out there with EMU_SKIP N, and add sizes to the
+# emulated --quick run with EMU_QUICK (an explicit size wins over --quick's). A case that only the
+# emulator needs goes in EMU_EXTRA: its tests are NAME.emu.caseN from N = (TEST_ARGS count) + 1.
+# Keep at least one case at sizes that are no multiple of any tile or block (--quick is one): the
+# edges are where kernels go wrong.
 
 set(GPU100_CHECK_EXIT ${CMAKE_CURRENT_LIST_DIR}/check_exit.cmake)
 set(GPU100_CHECK_PTX  ${CMAKE_CURRENT_LIST_DIR}/check_ptx.cmake)
@@ -46,9 +53,71 @@ function(gpu100_expect_exit test_name label expect match)
   set_tests_properties(${test_name} PROPERTIES LABELS ${label} TIMEOUT 60)
 endfunction()
 
+# The emulated cases of a day: sets OUT to their numbers and, in the caller, emu_args_N to the
+# arguments of case N (TEST_ARGS case N, or its EMU_REPLACE; EMU_EXTRA after TEST_ARGS).
+function(gpu100_emu_cases out name test_args replace skip extra)
+  list(LENGTH test_args test_count)
+  foreach(case IN LISTS skip)
+    if(NOT case MATCHES "^[0-9]+$" OR case LESS 1 OR case GREATER test_count)
+      message(FATAL_ERROR "gpu100_day(${name}): EMU_SKIP ${case}: no TEST_ARGS case ${case}")
+    endif()
+  endforeach()
+  foreach(entry IN LISTS replace)
+    if(NOT entry MATCHES "^([0-9]+)=(.+)$")
+      message(FATAL_ERROR "gpu100_day(${name}): EMU_REPLACE \"${entry}\": not \"N=<args>\"")
+    endif()
+    set(case ${CMAKE_MATCH_1})
+    set(args "${CMAKE_MATCH_2}")
+    if(case LESS 1 OR case GREATER test_count)
+      message(FATAL_ERROR "gpu100_day(${name}): EMU_REPLACE \"${entry}\": no TEST_ARGS case ${case}")
+    endif()
+    math(EXPR index "${case} - 1")
+    list(GET test_args ${index} original)
+    if(DEFINED replacement_${case} OR case IN_LIST skip OR args STREQUAL original)
+      message(FATAL_ERROR "gpu100_day(${name}): EMU_REPLACE \"${entry}\": case ${case} is "
+                          "replaced twice, skipped, or replaced by its own arguments")
+    endif()
+    set(replacement_${case} "${args}")
+  endforeach()
+  foreach(args IN LISTS extra)
+    if(args IN_LIST test_args)
+      message(FATAL_ERROR "gpu100_day(${name}): EMU_EXTRA \"${args}\" is a TEST_ARGS case already")
+    endif()
+  endforeach()
+
+  set(cases)
+  set(case 0)
+  foreach(args IN LISTS test_args extra)
+    math(EXPR case "${case} + 1")
+    if(case IN_LIST skip)
+      continue()
+    endif()
+    if(DEFINED replacement_${case})
+      set(args "${replacement_${case}}")
+    endif()
+    list(APPEND cases ${case})
+    set(emu_args_${case} "${args}" PARENT_SCOPE)
+  endforeach()
+  set(${out} ${cases} PARENT_SCOPE)
+endfunction()
+
+# TARGET: SOURCE compiled to PTX alone (an object library) for virtual architecture ARCH, with
+# the day's compile definitions (ARGN); building the day builds it.
+function(gpu100_ptx_objects target day source arch rdc)
+  add_library(${target} OBJECT ${source})
+  target_link_libraries(${target} PRIVATE gpu100::common)
+  target_compile_definitions(${target} PRIVATE ${ARGN})
+  set_target_properties(${target} PROPERTIES CUDA_PTX_COMPILATION ON
+                                             CUDA_ARCHITECTURES ${arch}-virtual)
+  if(rdc)
+    set_target_properties(${target} PROPERTIES CUDA_SEPARABLE_COMPILATION ON)
+  endif()
+  add_dependencies(${day} ${target})
+endfunction()
+
 function(gpu100_day name source)
   cmake_parse_arguments(PARSE_ARGV 2 D "RDC" "PTX_ARCH;ALLOW_SPILLS"
-                        "LIBS;ARCHS;PTX;SIZES;TEST_ARGS;EMU_ARGS;EMU_QUICK")
+                        "LIBS;ARCHS;PTX;SIZES;TEST_ARGS;EMU_REPLACE;EMU_SKIP;EMU_EXTRA;EMU_QUICK")
   if(D_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "gpu100_day(${name}): unknown arguments ${D_UNPARSED_ARGUMENTS}")
   endif()
@@ -75,8 +144,8 @@ function(gpu100_day name source)
       target_link_libraries(${name} PRIVATE ${lib})
     endif()
   endforeach()
-  target_compile_definitions(${name} PRIVATE GPU100_DAY="${name}" GPU100_TOPIC="${topic}"
-                                             GPU100_SOURCE_HASH="${hash}")
+  set(definitions GPU100_DAY="${name}" GPU100_TOPIC="${topic}" GPU100_SOURCE_HASH="${hash}")
+  target_compile_definitions(${name} PRIVATE ${definitions})
   target_compile_options(${name} PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-lineinfo>)
   if(D_ARCHS)
     set_target_properties(${name} PROPERTIES CUDA_ARCHITECTURES "${D_ARCHS}")
@@ -101,19 +170,14 @@ function(gpu100_day name source)
 
   # --- emu: the gpu cases under the emulator ---------------------------------------------------
   if(TARGET gpu100_emu)
-    if(DEFINED D_EMU_ARGS OR "EMU_ARGS" IN_LIST D_KEYWORDS_MISSING_VALUES)
-      set(emu_cases "${D_EMU_ARGS}")
-    else()
-      set(emu_cases "${D_TEST_ARGS}")
-    endif()
+    gpu100_emu_cases(emu_cases "${name}" "${D_TEST_ARGS}" "${D_EMU_REPLACE}" "${D_EMU_SKIP}"
+                     "${D_EMU_EXTRA}")
     # One timed run: its time is the emulator's CPU time, meaningless as GPU speed anyway. A case
     # that sets --iters or --warmup itself keeps its own (the CLI refuses an option twice).
     separate_arguments(emu_quick UNIX_COMMAND "${D_EMU_QUICK}")
     add_test(NAME ${name}.emu.quick COMMAND ${name} --quick --iters 1 --warmup 0 ${emu_quick})
-    set(case 0)
-    foreach(args IN LISTS emu_cases)
-      math(EXPR case "${case} + 1")
-      separate_arguments(arg_list UNIX_COMMAND "${args}")
+    foreach(case IN LISTS emu_cases)
+      separate_arguments(arg_list UNIX_COMMAND "${emu_args_${case}}")
       if(NOT "--iters" IN_LIST arg_list)
         list(APPEND arg_list --iters 1)
       endif()
@@ -165,18 +229,11 @@ function(gpu100_day name source)
     set(ptx_arch 90)
   endif()
   string(REGEX REPLACE "-(real|virtual)$" "" ptx_arch "${ptx_arch}")
-  add_library(${name}_ptx OBJECT ${source})
-  target_link_libraries(${name}_ptx PRIVATE gpu100::common)
-  target_compile_definitions(${name}_ptx PRIVATE GPU100_DAY="${name}" GPU100_TOPIC="${topic}"
-                                                 GPU100_SOURCE_HASH="${hash}")
-  set_target_properties(${name}_ptx PROPERTIES CUDA_PTX_COMPILATION ON
-                                               CUDA_ARCHITECTURES ${ptx_arch}-virtual)
+  gpu100_ptx_objects(${name}_ptx ${name} ${source} ${ptx_arch} "${D_RDC}" ${definitions})
   set(ptxas_flags "")
   if(D_RDC)
-    set_target_properties(${name}_ptx PROPERTIES CUDA_SEPARABLE_COMPILATION ON)
     set(ptxas_flags -c)  # relocatable: the device runtime's functions are resolved at link time
   endif()
-  add_dependencies(${name} ${name}_ptx)
   string(REPLACE ";" "@@" patterns "${D_PTX}")
   add_test(NAME ${name}.ptx
            COMMAND ${CMAKE_COMMAND} "-DPTX_FILES=$<TARGET_OBJECTS:${name}_ptx>"
@@ -196,16 +253,8 @@ function(gpu100_day name source)
     if(built_archs)
       list(GET built_archs 0 low_arch)
       if(NOT low_arch STREQUAL ptx_arch)
-        add_library(${name}_ptx${low_arch} OBJECT ${source})
-        target_link_libraries(${name}_ptx${low_arch} PRIVATE gpu100::common)
-        target_compile_definitions(${name}_ptx${low_arch} PRIVATE GPU100_DAY="${name}"
-                                   GPU100_TOPIC="${topic}" GPU100_SOURCE_HASH="${hash}")
-        set_target_properties(${name}_ptx${low_arch} PROPERTIES
-                              CUDA_PTX_COMPILATION ON CUDA_ARCHITECTURES ${low_arch}-virtual)
-        if(D_RDC)
-          set_target_properties(${name}_ptx${low_arch} PROPERTIES CUDA_SEPARABLE_COMPILATION ON)
-        endif()
-        add_dependencies(${name} ${name}_ptx${low_arch})
+        gpu100_ptx_objects(${name}_ptx${low_arch} ${name} ${source} ${low_arch} "${D_RDC}"
+                           ${definitions})
         add_test(NAME ${name}.ptx.sm${low_arch}
                  COMMAND ${CMAKE_COMMAND} "-DPTX_FILES=$<TARGET_OBJECTS:${name}_ptx${low_arch}>"
                          -DPTXAS=${GPU100_PTXAS} -DARCH=${low_arch}
