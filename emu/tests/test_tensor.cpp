@@ -278,6 +278,16 @@ struct MmaCase {
   ElemType ab, c, d;
 };
 
+// The descriptor of an mma whose A and B share one type.
+T::MmaDesc desc4(MmaShape shape, ElemType ab, ElemType c, ElemType d) {
+  T::MmaDesc desc;
+  desc.shape = shape;
+  desc.a = desc.b = ab;
+  desc.c = c;
+  desc.d = d;
+  return desc;
+}
+
 std::string name(const MmaCase& mc) {
   return std::string(mc.shape == MmaShape::M16N8K16 ? "m16n8k16" : "m16n8k8") + "." +
          T::to_string(mc.d) + "." + T::to_string(mc.ab) + "." + T::to_string(mc.ab) + "." +
@@ -302,7 +312,7 @@ void run_mma_case(const MmaCase& mc, uint32_t seed, bool small_int, bool alias_c
   Mat C = random_mat(16, 8, mc.c, rng, small_int);
   WarpFrag fa = distribute(A, la, na), fb = distribute(B, lb, nb), fc = distribute(C, isa_acc, 4);
 
-  T::MmaDesc desc{mc.shape, mc.ab, mc.c, mc.d};
+  T::MmaDesc desc = desc4(mc.shape, mc.ab, mc.c, mc.d);
   ASSERT_EQ(T::mma_unsupported_reason(desc), "") << name(mc);
   // Register counts from the ISA's tables.
   EXPECT_EQ(T::mma_regs_a(desc), is16(mc.ab) ? na / 2 : na) << name(mc);
@@ -352,19 +362,19 @@ struct Memory {
   std::map<uint64_t, int> writes;  // address -> count
   explicit Memory(size_t n) : bytes(n, 0) {}
   T::ReadFn reader() {
-    return [this](T::Addr addr, unsigned size) -> uint32_t {
-      if (size != 2 && size != 4) throw std::logic_error("bad read size");
+    return [this](T::Addr addr, unsigned size) -> uint64_t {
+      if (size != 1 && size != 2 && size != 4 && size != 8) throw std::logic_error("bad read size");
       if (addr % size != 0) throw std::logic_error("misaligned element read");
       if (addr + size > bytes.size()) throw std::out_of_range("read out of bounds");
       ++reads;
-      uint32_t v = 0;
-      for (unsigned i = 0; i < size; ++i) v |= static_cast<uint32_t>(bytes[addr + i]) << (8 * i);
+      uint64_t v = 0;
+      for (unsigned i = 0; i < size; ++i) v |= static_cast<uint64_t>(bytes[addr + i]) << (8 * i);
       return v;
     };
   }
   T::WriteFn writer() {
-    return [this](T::Addr addr, unsigned size, uint32_t v) {
-      if (size != 2 && size != 4) throw std::logic_error("bad write size");
+    return [this](T::Addr addr, unsigned size, uint64_t v) {
+      if (size != 1 && size != 2 && size != 4 && size != 8) throw std::logic_error("bad write size");
       if (addr % size != 0) throw std::logic_error("misaligned element write");
       if (addr + size > bytes.size()) throw std::out_of_range("write out of bounds");
       ++writes[addr];
@@ -489,7 +499,7 @@ TEST(TensorMma, Tf32IgnoresLow13Bits) {
   Mat A = random_mat(16, 8, ElemType::TF32, rng, false);
   Mat B = random_mat(8, 8, ElemType::TF32, rng, false);
   Mat C = random_mat(16, 8, ElemType::F32, rng, false);
-  T::MmaDesc desc{MmaShape::M16N8K8, ElemType::TF32, ElemType::F32, ElemType::F32};
+  T::MmaDesc desc = desc4(MmaShape::M16N8K8, ElemType::TF32, ElemType::F32, ElemType::F32);
   WarpFrag fa = distribute(A, isa_m16n8k8_atf32, 4), fb = distribute(B, isa_m16n8k8_btf32, 2);
   WarpFrag fc = distribute(C, isa_acc, 4), d1, d2;
   T::mma_sync(desc, fa, fb, fc, d1);
@@ -505,7 +515,7 @@ TEST(TensorMma, Tf32IgnoresLow13Bits) {
 
 TEST(TensorMma, SpecialValues) {
   // One element of A is +inf and one of C is NaN: only their row (of D) turns to inf/NaN.
-  T::MmaDesc desc{MmaShape::M16N8K16, ElemType::F16, ElemType::F32, ElemType::F32};
+  T::MmaDesc desc = desc4(MmaShape::M16N8K16, ElemType::F16, ElemType::F32, ElemType::F32);
   Mat A, B, C;
   std::mt19937 rng(11);
   A = random_mat(16, 16, ElemType::F16, rng, true);
@@ -535,9 +545,9 @@ TEST(TensorMma, UnsupportedCombinationsAreRejected) {
   using S = MmaShape;
   using E = ElemType;
   const T::MmaDesc bad[] = {
-      {S::M16N8K16, E::BF16, E::F16, E::F16}, {S::M16N8K16, E::BF16, E::F32, E::F16},
-      {S::M16N8K16, E::TF32, E::F32, E::F32}, {S::M16N8K8, E::TF32, E::F16, E::F32},
-      {S::M16N8K16, E::F32, E::F32, E::F32},
+      desc4(S::M16N8K16, E::BF16, E::F16, E::F16), desc4(S::M16N8K16, E::BF16, E::F32, E::F16),
+      desc4(S::M16N8K16, E::TF32, E::F32, E::F32), desc4(S::M16N8K8, E::TF32, E::F16, E::F32),
+      desc4(S::M16N8K16, E::F32, E::F32, E::F32),
   };
   WarpFrag z{};
   for (const auto& d : bad) {
@@ -699,7 +709,7 @@ TEST(TensorLdmatrix, FeedsMmaM16n8k16) {
     for (int r = 0; r < 4; ++r) EXPECT_EQ(fa[lane][r], fa_isa[lane][r]) << lane << " a" << r;
     for (int r = 0; r < 2; ++r) EXPECT_EQ(fb[lane][r], fb_isa[lane][r]) << lane << " b" << r;
   }
-  T::MmaDesc desc{MmaShape::M16N8K16, ElemType::F16, ElemType::F32, ElemType::F32};
+  T::MmaDesc desc = desc4(MmaShape::M16N8K16, ElemType::F16, ElemType::F32, ElemType::F32);
   WarpFrag fd;
   T::mma_sync(desc, fa, fb, distribute(C, isa_acc, 4), fd);
   std::vector<double> ref, mag;

@@ -1,6 +1,10 @@
 // emu::tensor - see tensor.h for the contract and the emulator's choices.
 #include "tensor.h"
 
+#include "fp.h"
+
+#include <algorithm>
+#include <climits>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -34,51 +38,56 @@ uint16_t half_of(uint32_t reg, int half) {
 uint32_t pack16(uint16_t lo, uint16_t hi) {
   return static_cast<uint32_t>(lo) | (static_cast<uint32_t>(hi) << 16);
 }
-uint32_t set_half(uint32_t reg, int half, uint16_t v) {
-  return half ? ((reg & 0x0000ffffu) | (static_cast<uint32_t>(v) << 16))
-              : ((reg & 0xffff0000u) | v);
-}
-
 bool is16(ElemType t) {
   return t == ElemType::F16 || t == ElemType::BF16;
 }
-unsigned elem_bytes(ElemType t) {
-  return is16(t) ? 2u : 4u;
+bool is8(ElemType t) {
+  return t == ElemType::S8 || t == ElemType::U8;
+}
+// Elements one register holds.
+int per_reg(ElemType t) {
+  return is8(t) ? 4 : is16(t) ? 2 : 1;
 }
 
-// The value of one element of an operand register.
-double decode(ElemType t, uint32_t reg, int half) {
+// The value of element e of an operand register.
+double decode(ElemType t, uint64_t reg, int e) {
+  const uint32_t r32 = static_cast<uint32_t>(reg);
   switch (t) {
     case ElemType::F16:
-      return f16_to_double(half_of(reg, half));
+      return f16_to_double(half_of(r32, e));
     case ElemType::BF16:
-      return bf16_to_double(half_of(reg, half));
+      return bf16_to_double(half_of(r32, e));
     case ElemType::TF32:
-      return f32_bits_to_double(reg & 0xffffe000u);  // tf32: the low 13 bits are not used
+      return f32_bits_to_double(r32 & 0xffffe000u);  // tf32: the low 13 bits are not used
     case ElemType::F32:
-      return f32_bits_to_double(reg);
+      return f32_bits_to_double(r32);
+    case ElemType::S8:
+      return static_cast<int8_t>(r32 >> (8 * e));
+    case ElemType::U8:
+      return static_cast<uint8_t>(r32 >> (8 * e));
+    case ElemType::S32:
+      return static_cast<int32_t>(r32);
+    case ElemType::F64: {
+      double v;
+      std::memcpy(&v, &reg, 8);
+      return v;
+    }
   }
   return 0.0;
 }
 
-// Writes value v (already rounded to t by the caller's choice of encoder) into a register.
-uint32_t encode_into(ElemType t, uint32_t reg, int half, double v) {
-  if (t == ElemType::F16) return set_half(reg, half, double_to_f16(v));
-  return double_to_f32_bits(v);  // f32 destinations only (bf16/tf32 are never destinations)
-}
-
 // ---------------------------------------------------------------------------------------------
-// Operand layouts. An operand is a rows x cols matrix spread over `regs` registers per lane;
-// 16-bit element types put two elements in each register (half 0 = low bits).
+// Operand layouts: the one scheme documented in tensor.h.
 
-using CoordFn = RowCol (*)(int lane, int reg, int half);
+enum class Role { A, B, Acc };
 
 struct Operand {
+  Role role;
   int rows;
   int cols;
-  int regs;       // registers per lane that hold distinct elements
-  int elems_per;  // elements per register: 2 for 16-bit types, 1 for 32-bit
-  CoordFn coord;
+  ElemType t;
+  int regs;  // registers per lane that hold distinct elements
+  int per;   // elements per register
 };
 
 int gid(int lane) {
@@ -88,84 +97,57 @@ int tig(int lane) {
   return lane & 3;
 }  // threadID_in_group
 
-// mma.m16n8k16, A 16x16 f16/bf16: registers {a0,a1} {a2,a3} {a4,a5} {a6,a7}.
-RowCol mma16816_a16(int lane, int reg, int half) {
-  return {gid(lane) + 8 * (reg & 1), 2 * tig(lane) + half + 8 * (reg >> 1)};
-}
-// mma.m16n8k16, B 16x8 f16/bf16: registers {b0,b1} {b2,b3}.
-RowCol mma16816_b16(int lane, int reg, int half) {
-  return {2 * tig(lane) + half + 8 * reg, gid(lane)};
-}
-// mma.m16n8k8, A 16x8 f16/bf16: registers {a0,a1} {a2,a3}.
-RowCol mma1688_a16(int lane, int reg, int half) {
-  return {gid(lane) + 8 * reg, 2 * tig(lane) + half};
-}
-// mma.m16n8k8, B 8x8 f16/bf16: register {b0,b1}.
-RowCol mma1688_b16(int lane, int /*reg*/, int half) {
-  return {2 * tig(lane) + half, gid(lane)};
-}
-// mma.m16n8k8, A 16x8 tf32: registers a0..a3.
-RowCol mma1688_atf32(int lane, int reg, int /*half*/) {
-  return {gid(lane) + 8 * (reg & 1), tig(lane) + 4 * (reg >> 1)};
-}
-// mma.m16n8k8, B 8x8 tf32: registers b0, b1.
-RowCol mma1688_btf32(int lane, int reg, int /*half*/) {
-  return {tig(lane) + 4 * reg, gid(lane)};
-}
-// C/D 16x8 f32 (both shapes): registers c0..c3.
-RowCol mma_c32(int lane, int reg, int /*half*/) {
-  return {gid(lane) + 8 * (reg >> 1), 2 * tig(lane) + (reg & 1)};
-}
-// C/D 16x8 f16 (both shapes): registers {c0,c1} {c2,c3}.
-RowCol mma_c16(int lane, int reg, int half) {
-  return {gid(lane) + 8 * reg, 2 * tig(lane) + half};
+Operand make_operand(Role role, int rows, int cols, ElemType t) {
+  const int per = per_reg(t);
+  return {role, rows, cols, t, rows * cols / (kWarpSize * per), per};
 }
 
-// wmma.m16n16k16 (this emulator's layout, documented in tensor.h).
-RowCol wmma_a16(int lane, int reg, int half) {
-  return mma16816_a16(lane, reg & 3, half);
-}
-RowCol wmma_b16(int lane, int reg, int half) {
-  reg &= 3;
-  return {2 * tig(lane) + half + 8 * (reg & 1), gid(lane) + 8 * (reg >> 1)};
-}
-RowCol wmma_c32(int lane, int reg, int /*half*/) {
-  int nb = reg >> 2;
-  RowCol rc = mma_c32(lane, reg & 3, 0);
-  rc.col += 8 * nb;
-  return rc;
-}
-RowCol wmma_c16(int lane, int reg, int half) {
-  return wmma_c32(lane, 2 * reg + half, 0);
+RowCol coord(const Operand& op, int lane, int reg, int e) {
+  const int g = gid(lane), t = tig(lane);
+  switch (op.role) {
+    case Role::A: {  // blocks of 8 x 4w, lane: row g, columns w*t + e
+      const int w = op.per, rb = op.rows / 8;
+      return {8 * (reg % rb) + g, 4 * w * (reg / rb) + w * t + e};
+    }
+    case Role::B: {  // blocks of 4w x 8, lane: column g, rows w*t + e
+      const int w = op.per, rb = op.rows / (4 * w);
+      return {4 * w * (reg % rb) + w * t + e, 8 * (reg / rb) + g};
+    }
+    case Role::Acc: {  // element i (of the 32-bit form): 8x8 block i/2, row g, column 2t + i%2
+      const int i = op.per == 2 ? 2 * reg + e : reg, rb = op.rows / 8, blk = i / 2;
+      return {8 * (blk % rb) + g, 8 * (blk / rb) + 2 * t + i % 2};
+    }
+  }
+  return {0, 0};
 }
 
-constexpr int kMaxDim = 16;
+constexpr int kMaxDim = 32;
 using Dense = std::array<std::array<double, kMaxDim>, kMaxDim>;
 
 // Collects the matrix an operand fragment holds.
-void gather(const Operand& op, ElemType t, const WarpFrag& frag, Dense& m) {
+void gather(const Operand& op, const WarpFrag& frag, Dense& m) {
   for (int lane = 0; lane < kWarpSize; ++lane) {
     for (int reg = 0; reg < op.regs; ++reg) {
-      for (int h = 0; h < op.elems_per; ++h) {
-        RowCol rc = op.coord(lane, reg, h);
-        m[rc.row][rc.col] = decode(t, frag[lane][reg], h);
+      for (int e = 0; e < op.per; ++e) {
+        RowCol rc = coord(op, lane, reg, e);
+        m[rc.row][rc.col] = decode(op.t, frag[lane][reg], e);
       }
     }
   }
 }
 
-// Distributes a matrix into fragment registers (rounding each element to t).
-void scatter(const Operand& op, ElemType t, const Dense& m, WarpFrag& frag) {
-  for (int lane = 0; lane < kWarpSize; ++lane) {
-    for (int reg = 0; reg < op.regs; ++reg) {
-      uint32_t v = frag[lane][reg];
-      for (int h = 0; h < op.elems_per; ++h) {
-        RowCol rc = op.coord(lane, reg, h);
-        v = encode_into(t, v, h, m[rc.row][rc.col]);
-      }
-      frag[lane][reg] = v;
-    }
-  }
+// Packs raw element bits (in the element's width) into fragment registers.
+uint64_t pack_elem(ElemType t, uint64_t reg, int e, uint64_t bits) {
+  const unsigned width = 8 * elem_bytes(t);
+  if (width == 64) return bits;
+  const uint64_t mask = (1ull << width) - 1;
+  const unsigned shift = width * static_cast<unsigned>(e);
+  return (reg & ~(mask << shift)) | ((bits & mask) << shift);
+}
+uint64_t elem_bits(ElemType t, uint64_t reg, int e) {
+  const unsigned width = 8 * elem_bytes(t);
+  if (width == 64) return reg;
+  return (reg >> (width * static_cast<unsigned>(e))) & ((1ull << width) - 1);
 }
 
 // D = C + A * B over dense matrices, products exact, sum in double, in the order C, k = 0, 1, ...
@@ -179,19 +161,123 @@ void matmul_acc(int M, int N, int K, const Dense& a, const Dense& b, const Dense
   }
 }
 
-Operand mma_operand_a(const MmaDesc& d) {
-  if (d.shape == MmaShape::M16N8K16) return {16, 16, 4, 2, mma16816_a16};
-  if (d.ab == ElemType::TF32) return {16, 8, 4, 1, mma1688_atf32};
-  return {16, 8, 2, 2, mma1688_a16};
+fp::Round to_round(Rnd r) {
+  switch (r) {
+    case Rnd::RN:
+      return fp::Round::rn;
+    case Rnd::RZ:
+      return fp::Round::rz;
+    case Rnd::RM:
+      return fp::Round::rm;
+    case Rnd::RP:
+      return fp::Round::rp;
+  }
+  return fp::Round::rn;
 }
-Operand mma_operand_b(const MmaDesc& d) {
-  if (d.shape == MmaShape::M16N8K16) return {16, 8, 2, 2, mma16816_b16};
-  if (d.ab == ElemType::TF32) return {8, 8, 2, 1, mma1688_btf32};
-  return {8, 8, 1, 2, mma1688_b16};
+
+uint64_t f64_bits(double v) {
+  uint64_t b;
+  std::memcpy(&b, &v, 8);
+  return b;
 }
-Operand mma_operand_acc(ElemType t) {
-  if (t == ElemType::F16) return {16, 8, 2, 2, mma_c16};
-  return {16, 8, 4, 1, mma_c32};
+
+// The whole multiply-accumulate on fragments: gathers A, B, C, computes D in the arithmetic
+// tensor.h describes for the types, and scatters D (c is fully read first, so d may alias it).
+void compute(int M, int N, int K, const Operand& oa, const Operand& ob, const Operand& oc,
+             const Operand& od, bool satfinite, Rnd rnd, const WarpFrag& a, const WarpFrag& b,
+             const WarpFrag& c, WarpFrag& d) {
+  Dense ma{}, mb{}, mc{}, md{};
+  gather(oa, a, ma);
+  gather(ob, b, mb);
+  gather(oc, c, mc);
+  if (od.t == ElemType::F64) {
+    for (int i = 0; i < M; ++i) {
+      for (int j = 0; j < N; ++j) {
+        uint64_t s = f64_bits(mc[i][j]);
+        for (int k = 0; k < K; ++k) {
+          s = fp::detail::fma_core(fp::detail::kF64, f64_bits(ma[i][k]), f64_bits(mb[k][j]), s,
+                                   to_round(rnd));
+        }
+        std::memcpy(&md[i][j], &s, 8);
+      }
+    }
+  } else {
+    // Integer sums are exact here too: |C| < 2^31 and K products below 2^16 each.
+    matmul_acc(M, N, K, ma, mb, mc, md);
+  }
+  WarpFrag out = d;
+  for (int lane = 0; lane < kWarpSize; ++lane) {
+    for (int reg = 0; reg < od.regs; ++reg) {
+      uint64_t v = 0;
+      for (int e = 0; e < od.per; ++e) {
+        const RowCol rc = coord(od, lane, reg, e);
+        const double x = md[rc.row][rc.col];
+        uint64_t bits;
+        switch (od.t) {
+          case ElemType::F16:
+            bits = double_to_f16(x);
+            break;
+          case ElemType::S32: {
+            const int64_t exact = static_cast<int64_t>(x);
+            if (satfinite) {
+              bits = static_cast<uint32_t>(static_cast<int32_t>(
+                  std::clamp<int64_t>(exact, INT32_MIN, INT32_MAX)));
+            } else {
+              bits = static_cast<uint32_t>(static_cast<uint64_t>(exact));  // wraps mod 2^32
+            }
+            break;
+          }
+          case ElemType::F64:
+            bits = std::isnan(x) ? fp::kNaNF64 : f64_bits(x);
+            break;
+          default:
+            bits = double_to_f32_bits(x);
+            break;
+        }
+        v = pack_elem(od.t, v, e, bits);
+      }
+      out[lane][reg] = v;
+    }
+  }
+  for (int lane = 0; lane < kWarpSize; ++lane)
+    for (int reg = 0; reg < od.regs; ++reg) d[lane][reg] = out[lane][reg];
+}
+
+// mma operand shapes.
+struct Mnk {
+  int m, n, k;
+};
+Mnk mma_mnk(MmaShape s) {
+  switch (s) {
+    case MmaShape::M16N8K8:
+      return {16, 8, 8};
+    case MmaShape::M16N8K16:
+      return {16, 8, 16};
+    case MmaShape::M16N8K4:
+      return {16, 8, 4};
+    case MmaShape::M16N8K32:
+      return {16, 8, 32};
+    case MmaShape::M8N8K16:
+      return {8, 8, 16};
+    case MmaShape::M8N8K4:
+      return {8, 8, 4};
+  }
+  return {16, 8, 16};
+}
+Mnk wmma_mnk(WmmaShape s) {
+  switch (s) {
+    case WmmaShape::M16N16K16:
+      return {16, 16, 16};
+    case WmmaShape::M32N8K16:
+      return {32, 8, 16};
+    case WmmaShape::M8N32K16:
+      return {8, 32, 16};
+    case WmmaShape::M16N16K8:
+      return {16, 16, 8};
+    case WmmaShape::M8N8K4:
+      return {8, 8, 4};
+  }
+  return {16, 16, 16};
 }
 
 void require_mma(const MmaDesc& desc) {
@@ -199,24 +285,33 @@ void require_mma(const MmaDesc& desc) {
   if (!why.empty()) throw TensorError("mma.sync: " + why);
 }
 
-Operand wmma_operand(WmmaMatrix m, ElemType t) {
-  switch (m) {
-    case WmmaMatrix::A:
-      if (is16(t)) return {16, 16, 4, 2, wmma_a16};
-      break;
-    case WmmaMatrix::B:
-      if (is16(t)) return {16, 16, 4, 2, wmma_b16};
-      break;
-    case WmmaMatrix::C:
-      if (t == ElemType::F32) return {16, 16, 8, 1, wmma_c32};
-      if (t == ElemType::F16) return {16, 16, 4, 2, wmma_c16};
-      break;
+// Empty when wmma supports element type t for matrix m of shape s.
+bool wmma_type_ok(WmmaShape s, WmmaMatrix m, ElemType t) {
+  switch (s) {
+    case WmmaShape::M16N16K16:
+    case WmmaShape::M32N8K16:
+    case WmmaShape::M8N32K16:
+      if (m == WmmaMatrix::C) return t == ElemType::F16 || t == ElemType::F32 || t == ElemType::S32;
+      return is16(t) || is8(t);
+    case WmmaShape::M16N16K8:
+      return m == WmmaMatrix::C ? t == ElemType::F32 : t == ElemType::TF32;
+    case WmmaShape::M8N8K4:
+      return t == ElemType::F64;
   }
-  throw TensorError(std::string("wmma.m16n16k16: unsupported ") +
-                    (m == WmmaMatrix::A   ? "A"
-                     : m == WmmaMatrix::B ? "B"
-                                          : "C/D") +
-                    " element type " + to_string(t));
+  return false;
+}
+
+Operand wmma_operand(WmmaShape s, WmmaMatrix m, ElemType t) {
+  if (!wmma_type_ok(s, m, t)) {
+    throw TensorError(std::string("wmma.") + to_string(s) + ": unsupported " +
+                      (m == WmmaMatrix::A   ? "A"
+                       : m == WmmaMatrix::B ? "B"
+                                            : "C/D") +
+                      " element type " + to_string(t));
+  }
+  const RowCol dims = wmma_dims(s, m);
+  return make_operand(m == WmmaMatrix::A ? Role::A : m == WmmaMatrix::B ? Role::B : Role::Acc,
+                      dims.row, dims.col, t);
 }
 
 Addr element_addr(Layout layout, Addr base, uint32_t stride, unsigned esize, RowCol rc) {
@@ -228,8 +323,7 @@ Addr element_addr(Layout layout, Addr base, uint32_t stride, unsigned esize, Row
 
 // The CUDA programming guide's rule for load_matrix_sync/store_matrix_sync: the pointer is
 // 256-bit aligned and the stride (ldm) a multiple of 16 bytes (8 halves, 4 floats).
-void check_wmma_alignment(const char* what, WmmaMatrix m, ElemType t, Addr base, uint32_t stride) {
-  (void)m;
+void check_wmma_alignment(const char* what, ElemType t, Addr base, uint32_t stride) {
   const uint64_t stride_bytes = static_cast<uint64_t>(stride) * elem_bytes(t);
   if (base % 32 != 0 || stride_bytes % 16 != 0) {
     char buf[200];
@@ -256,6 +350,52 @@ const char* to_string(ElemType t) {
       return "tf32";
     case ElemType::F32:
       return "f32";
+    case ElemType::S8:
+      return "s8";
+    case ElemType::U8:
+      return "u8";
+    case ElemType::S32:
+      return "s32";
+    case ElemType::F64:
+      return "f64";
+  }
+  return "?";
+}
+
+unsigned elem_bytes(ElemType t) {
+  return is8(t) ? 1u : is16(t) ? 2u : t == ElemType::F64 ? 8u : 4u;
+}
+
+const char* to_string(MmaShape s) {
+  switch (s) {
+    case MmaShape::M16N8K8:
+      return "m16n8k8";
+    case MmaShape::M16N8K16:
+      return "m16n8k16";
+    case MmaShape::M16N8K4:
+      return "m16n8k4";
+    case MmaShape::M16N8K32:
+      return "m16n8k32";
+    case MmaShape::M8N8K16:
+      return "m8n8k16";
+    case MmaShape::M8N8K4:
+      return "m8n8k4";
+  }
+  return "?";
+}
+
+const char* to_string(WmmaShape s) {
+  switch (s) {
+    case WmmaShape::M16N16K16:
+      return "m16n16k16";
+    case WmmaShape::M32N8K16:
+      return "m32n8k16";
+    case WmmaShape::M8N32K16:
+      return "m8n32k16";
+    case WmmaShape::M16N16K8:
+      return "m16n16k8";
+    case WmmaShape::M8N8K4:
+      return "m8n8k4";
   }
   return "?";
 }
@@ -352,22 +492,63 @@ void ldmatrix(int num, bool trans, const std::array<Addr, kWarpSize>& row_addr, 
 // ---------------------------------------------------------------------------------------------
 // mma.sync
 
+namespace {
+
+Operand mma_operand_a(const MmaDesc& d) {
+  const Mnk s = mma_mnk(d.shape);
+  return make_operand(Role::A, s.m, s.k, d.a);
+}
+Operand mma_operand_b(const MmaDesc& d) {
+  const Mnk s = mma_mnk(d.shape);
+  return make_operand(Role::B, s.k, s.n, d.b);
+}
+Operand mma_operand_acc(const MmaDesc& d, ElemType t) {
+  const Mnk s = mma_mnk(d.shape);
+  return make_operand(Role::Acc, s.m, s.n, t);
+}
+
+}  // namespace
+
 std::string mma_unsupported_reason(const MmaDesc& desc) {
-  const bool acc_ok = [&] {
-    auto fp = [](ElemType t) { return t == ElemType::F16 || t == ElemType::F32; };
-    if (desc.ab == ElemType::F16) return fp(desc.c) && fp(desc.d);
-    return desc.c == ElemType::F32 && desc.d == ElemType::F32;
-  }();
-  const char* shape = desc.shape == MmaShape::M16N8K16 ? "m16n8k16" : "m16n8k8";
-  std::string combo = std::string(shape) + "." + to_string(desc.d) + "." + to_string(desc.ab) +
-                      "." + to_string(desc.ab) + "." + to_string(desc.c);
-  if (desc.ab == ElemType::F32) return combo + ": .f32 is not a multiplicand type";
-  if (desc.shape == MmaShape::M16N8K16 && desc.ab == ElemType::TF32) {
-    return combo + ": tf32 is supported for m16n8k8 only here";
+  const std::string combo = std::string(to_string(desc.shape)) + "." + to_string(desc.d) + "." +
+                            to_string(desc.a) + "." + to_string(desc.b) + "." + to_string(desc.c);
+  auto fp16acc = [](ElemType t) { return t == ElemType::F16 || t == ElemType::F32; };
+  const bool ints = is8(desc.a) && is8(desc.b);
+  bool ok = false;
+  switch (desc.shape) {
+    case MmaShape::M16N8K16:
+      ok = (desc.a == ElemType::F16 && desc.b == ElemType::F16 && fp16acc(desc.c) &&
+            fp16acc(desc.d)) ||
+           (desc.a == ElemType::BF16 && desc.b == ElemType::BF16 && desc.c == ElemType::F32 &&
+            desc.d == ElemType::F32) ||
+           (ints && desc.c == ElemType::S32 && desc.d == ElemType::S32);
+      break;
+    case MmaShape::M16N8K8:
+      ok = (desc.a == ElemType::F16 && desc.b == ElemType::F16 && fp16acc(desc.c) &&
+            fp16acc(desc.d)) ||
+           ((desc.a == ElemType::BF16 || desc.a == ElemType::TF32) && desc.b == desc.a &&
+            desc.c == ElemType::F32 && desc.d == ElemType::F32);
+      break;
+    case MmaShape::M16N8K4:
+      ok = desc.a == ElemType::TF32 && desc.b == ElemType::TF32 && desc.c == ElemType::F32 &&
+           desc.d == ElemType::F32;
+      break;
+    case MmaShape::M16N8K32:
+    case MmaShape::M8N8K16:
+      ok = ints && desc.c == ElemType::S32 && desc.d == ElemType::S32;
+      break;
+    case MmaShape::M8N8K4:
+      if (desc.a == ElemType::F16) {
+        return combo + ": the f16 form of m8n8k4 is not supported by this emulator";
+      }
+      ok = desc.a == ElemType::F64 && desc.b == ElemType::F64 && desc.c == ElemType::F64 &&
+           desc.d == ElemType::F64;
+      break;
   }
-  if (!acc_ok) {
-    return combo + (desc.ab == ElemType::F16 ? ": f16 multiplicands need f16 or f32 accumulators"
-                                             : ": bf16/tf32 multiplicands need f32 C and D");
+  if (!ok) return combo + ": not a type combination the PTX ISA defines for this shape";
+  if (desc.satfinite && !ints) return combo + ": .satfinite applies to integer types only";
+  if (desc.rnd != Rnd::RN && desc.a != ElemType::F64) {
+    return combo + ": a rounding modifier applies to .f64 only";
   }
   return {};
 }
@@ -379,106 +560,140 @@ int mma_regs_b(const MmaDesc& desc) {
   return mma_operand_b(desc).regs;
 }
 int mma_regs_c(const MmaDesc& desc) {
-  return mma_operand_acc(desc.c).regs;
+  return mma_operand_acc(desc, desc.c).regs;
 }
 int mma_regs_d(const MmaDesc& desc) {
-  return mma_operand_acc(desc.d).regs;
+  return mma_operand_acc(desc, desc.d).regs;
 }
 
 void mma_sync(const MmaDesc& desc, const WarpFrag& a, const WarpFrag& b, const WarpFrag& c,
               WarpFrag& d) {
   require_mma(desc);
-  const Operand oa = mma_operand_a(desc), ob = mma_operand_b(desc);
-  Dense ma{}, mb{}, mc{}, md{};
-  gather(oa, desc.ab, a, ma);
-  gather(ob, desc.ab, b, mb);
-  gather(mma_operand_acc(desc.c), desc.c, c, mc);
-  matmul_acc(oa.rows, ob.cols, oa.cols, ma, mb, mc, md);
-  scatter(mma_operand_acc(desc.d), desc.d, md, d);  // c was fully read: d may alias it
+  const Mnk s = mma_mnk(desc.shape);
+  compute(s.m, s.n, s.k, mma_operand_a(desc), mma_operand_b(desc), mma_operand_acc(desc, desc.c),
+          mma_operand_acc(desc, desc.d), desc.satfinite, desc.rnd, a, b, c, d);
 }
 
 // ---------------------------------------------------------------------------------------------
 // wmma
 
-int wmma_regs(WmmaMatrix m, ElemType t) {
+RowCol wmma_dims(WmmaShape s, WmmaMatrix m) {
+  const Mnk d = wmma_mnk(s);
   switch (m) {
     case WmmaMatrix::A:
+      return {d.m, d.k};
     case WmmaMatrix::B:
-      return t == ElemType::F16 ? 8 : t == ElemType::BF16 ? 4 : 0;
+      return {d.k, d.n};
     case WmmaMatrix::C:
-      return t == ElemType::F32 ? 8 : t == ElemType::F16 ? 4 : 0;
+      return {d.m, d.n};
   }
-  return 0;
+  return {0, 0};
 }
 
-unsigned wmma_fragment_bytes(WmmaMatrix m, ElemType t) {
-  return 4u * wmma_regs(m, t);
+uint32_t wmma_default_stride(WmmaShape s, WmmaMatrix m, Layout layout) {
+  const RowCol d = wmma_dims(s, m);
+  return static_cast<uint32_t>(layout == Layout::Row ? d.col : d.row);
 }
 
-RowCol wmma_element(WmmaMatrix m, ElemType t, int lane, int reg, int half) {
-  const Operand op = wmma_operand(m, t);
-  if (lane < 0 || lane >= kWarpSize || reg < 0 || reg >= wmma_regs(m, t) || half < 0 ||
-      half >= op.elems_per) {
-    throw TensorError("wmma_element: lane/reg/half out of range");
+int wmma_regs(WmmaShape s, WmmaMatrix m, ElemType t) {
+  if (!wmma_type_ok(s, m, t)) return 0;
+  // nvcc gives every f16 multiplicand eight registers, whatever the shape.
+  if (m != WmmaMatrix::C && t == ElemType::F16) return 8;
+  return wmma_operand(s, m, t).regs;
+}
+
+unsigned wmma_fragment_bytes(WmmaShape s, WmmaMatrix m, ElemType t) {
+  return (t == ElemType::F64 ? 8u : 4u) * static_cast<unsigned>(wmma_regs(s, m, t));
+}
+
+RowCol wmma_element(WmmaShape s, WmmaMatrix m, ElemType t, int lane, int reg, int elem) {
+  const Operand op = wmma_operand(s, m, t);
+  if (lane < 0 || lane >= kWarpSize || reg < 0 || reg >= wmma_regs(s, m, t) || elem < 0 ||
+      elem >= op.per) {
+    throw TensorError("wmma_element: lane/reg/elem out of range");
   }
-  return op.coord(lane, reg, half);
+  return coord(op, lane, reg % op.regs, elem);
 }
 
-void wmma_load(WmmaMatrix m, Layout layout, ElemType t, Addr base, uint32_t stride,
+void wmma_load(WmmaShape s, WmmaMatrix m, Layout layout, ElemType t, Addr base, uint32_t stride,
                const ReadFn& read, WarpFrag& out) {
-  const Operand op = wmma_operand(m, t);
-  check_wmma_alignment("wmma.load", m, t, base, stride);
+  const Operand op = wmma_operand(s, m, t);
+  check_wmma_alignment("wmma.load", t, base, stride);
   const unsigned esize = elem_bytes(t);
-  const int nregs = wmma_regs(m, t);
+  const int nregs = wmma_regs(s, m, t);
   WarpFrag tmp{};
   for (int lane = 0; lane < kWarpSize; ++lane) {
     for (int reg = 0; reg < op.regs; ++reg) {
-      uint32_t v = 0;
-      for (int h = 0; h < op.elems_per; ++h) {
-        uint32_t e = read(element_addr(layout, base, stride, esize, op.coord(lane, reg, h)), esize);
-        v |= esize == 2 ? (e & 0xffffu) << (16 * h) : e;
+      uint64_t v = 0;
+      for (int e = 0; e < op.per; ++e) {
+        v = pack_elem(t, v, e,
+                      read(element_addr(layout, base, stride, esize, coord(op, lane, reg, e)),
+                           esize));
       }
       tmp[lane][reg] = v;
     }
-    for (int reg = op.regs; reg < nregs; ++reg) tmp[lane][reg] = tmp[lane][reg - op.regs];
+    for (int reg = op.regs; reg < nregs; ++reg) tmp[lane][reg] = tmp[lane][reg % op.regs];
   }
   for (int lane = 0; lane < kWarpSize; ++lane) {
     for (int reg = 0; reg < nregs; ++reg) out[lane][reg] = tmp[lane][reg];
   }
 }
 
-void wmma_store(Layout layout, ElemType t, Addr base, uint32_t stride, const WarpFrag& d,
-                const WriteFn& write) {
-  const Operand op = wmma_operand(WmmaMatrix::C, t);
-  check_wmma_alignment("wmma.store.d", WmmaMatrix::C, t, base, stride);
+void wmma_store(WmmaShape s, Layout layout, ElemType t, Addr base, uint32_t stride,
+                const WarpFrag& d, const WriteFn& write) {
+  const Operand op = wmma_operand(s, WmmaMatrix::C, t);
+  check_wmma_alignment("wmma.store.d", t, base, stride);
   const unsigned esize = elem_bytes(t);
   for (int lane = 0; lane < kWarpSize; ++lane) {
     for (int reg = 0; reg < op.regs; ++reg) {
-      for (int h = 0; h < op.elems_per; ++h) {
-        uint32_t v = esize == 2 ? half_of(d[lane][reg], h) : d[lane][reg];
-        write(element_addr(layout, base, stride, esize, op.coord(lane, reg, h)), esize, v);
+      for (int e = 0; e < op.per; ++e) {
+        write(element_addr(layout, base, stride, esize, coord(op, lane, reg, e)), esize,
+              elem_bits(t, d[lane][reg], e));
       }
     }
   }
 }
 
-void wmma_mma(ElemType ab, ElemType ctype, ElemType dtype, const WarpFrag& a, const WarpFrag& b,
-              const WarpFrag& c, WarpFrag& d) {
-  auto fp = [](ElemType t) { return t == ElemType::F16 || t == ElemType::F32; };
-  const bool ok = ab == ElemType::F16    ? fp(ctype) && fp(dtype)
-                  : ab == ElemType::BF16 ? ctype == ElemType::F32 && dtype == ElemType::F32
-                                         : false;
-  if (!ok) {
-    throw TensorError(std::string("wmma.mma.m16n16k16: unsupported combination ") +
-                      to_string(dtype) + "." + to_string(ab) + "." + to_string(ab) + "." +
-                      to_string(ctype));
+std::string wmma_mma_unsupported_reason(const WmmaDesc& desc) {
+  const std::string combo = std::string(to_string(desc.shape)) + "." + to_string(desc.d) + "." +
+                            to_string(desc.ab) + "." + to_string(desc.ab) + "." +
+                            to_string(desc.c);
+  bool ok;
+  switch (desc.shape) {
+    case WmmaShape::M16N16K8:
+      ok = desc.ab == ElemType::TF32 && desc.c == ElemType::F32 && desc.d == ElemType::F32;
+      break;
+    case WmmaShape::M8N8K4:
+      ok = desc.ab == ElemType::F64 && desc.c == ElemType::F64 && desc.d == ElemType::F64;
+      break;
+    default:
+      if (desc.ab == ElemType::F16) {
+        auto fp = [](ElemType t) { return t == ElemType::F16 || t == ElemType::F32; };
+        ok = fp(desc.c) && fp(desc.d);
+      } else if (desc.ab == ElemType::BF16) {
+        ok = desc.c == ElemType::F32 && desc.d == ElemType::F32;
+      } else {
+        ok = is8(desc.ab) && desc.c == ElemType::S32 && desc.d == ElemType::S32;
+      }
+      break;
   }
-  Dense ma{}, mb{}, mc{}, md{};
-  gather(wmma_operand(WmmaMatrix::A, ab), ab, a, ma);
-  gather(wmma_operand(WmmaMatrix::B, ab), ab, b, mb);
-  gather(wmma_operand(WmmaMatrix::C, ctype), ctype, c, mc);
-  matmul_acc(16, 16, 16, ma, mb, mc, md);
-  scatter(wmma_operand(WmmaMatrix::C, dtype), dtype, md, d);
+  if (!ok) return combo + ": not a type combination the PTX ISA defines for this shape";
+  if (desc.satfinite && !is8(desc.ab)) return combo + ": .satfinite applies to integer types only";
+  if (desc.rnd != Rnd::RN && desc.ab != ElemType::F64) {
+    return combo + ": a rounding modifier applies to .f64 only";
+  }
+  return {};
+}
+
+void wmma_mma(const WmmaDesc& desc, const WarpFrag& a, const WarpFrag& b, const WarpFrag& c,
+              WarpFrag& d) {
+  const std::string why = wmma_mma_unsupported_reason(desc);
+  if (!why.empty()) throw TensorError("wmma.mma: " + why);
+  const Mnk s = wmma_mnk(desc.shape);
+  compute(s.m, s.n, s.k, wmma_operand(desc.shape, WmmaMatrix::A, desc.ab),
+          wmma_operand(desc.shape, WmmaMatrix::B, desc.ab),
+          wmma_operand(desc.shape, WmmaMatrix::C, desc.c),
+          wmma_operand(desc.shape, WmmaMatrix::C, desc.d), desc.satfinite, desc.rnd, a, b, c, d);
 }
 
 }  // namespace emu::tensor

@@ -4,21 +4,58 @@
 // the caller gathers each lane's operand registers into a WarpFrag, passes memory accesses in as
 // callbacks, and scatters the resulting WarpFrag back.
 //
-// Register values are raw 32-bit patterns: a .f16x2 / .bf16x2 register holds two 16-bit elements
-// (the lower-indexed element in bits 0-15), an .f32 or .tf32 register holds the IEEE single
-// pattern. frag[lane][i] is the i-th register of the instruction's vector operand for that lane
-// (i.e. the i-th name inside the braces of the PTX operand).
+// Register values are raw bit patterns in the low bits of a 64-bit slot: a .f16x2 / .bf16x2
+// register holds two 16-bit elements (the lower-indexed element in bits 0-15), a .b32 register of
+// .s8 / .u8 elements holds four (the lowest-indexed in bits 0-7), an .f32, .tf32 or .s32 register
+// the 32-bit pattern, an .f64 register the 64-bit pattern. frag[lane][i] is the i-th register of
+// the instruction's vector operand for that lane (i.e. the i-th name inside the braces of the PTX
+// operand). Bits above a register's width are ignored on input and zero on output.
 //
-// Arithmetic (mma and wmma.mma): every product a*b of two f16 / bf16 / tf32 values is exact in
-// double (at most 11+11 significant bits); the products of one output element and its C value
-// are summed in double (C first, then k = 0, 1, ...) and the sum is rounded once, to nearest even,
-// to the destination type (f32, or f16 directly from double, without an intermediate f32).
-// That is this emulator's choice: the PTX ISA does not specify the accumulation order or the
-// internal precision, and tensor cores differ in the last bits (they truncate partial sums), so
-// results can differ from hardware by a few units in the last place of the f32 result (more for
-// f16 accumulators); the GEMM tolerances used by the days allow for that. NaN results are written
-// as the canonical NaN (0x7fffffff for f32, 0x7fff for f16). tf32 operands: the low 13 bits of
-// each .b32 register are ignored (a value made by cvt.rna.tf32.f32 has them zero already).
+// Fragment layouts. Every layout here, the ISA's mma layouts and this emulator's wmma layouts
+// alike, is one scheme (g = lane / 4 is the ISA's groupID, t = lane % 4 its threadID_in_group,
+// w = elements per .b32 register: 4 for 8-bit, 2 for 16-bit, 1 for 32- and 64-bit types):
+//   A (M x K): register r holds the block of 8 rows x 4w columns numbered r, the blocks counted
+//              down the columns first (block r is at block row r % (M/8), block column r / (M/8));
+//              within it, lane holds row g, columns w*t .. w*t + w-1 (element e at column w*t + e).
+//   B (K x N): register r holds the block of 4w rows x 8 columns numbered r, likewise counted
+//              down the columns (block row r % (K/(4w)), block column r / (K/(4w))); within it,
+//              lane holds column g, rows w*t .. w*t + w-1.
+//   C, D (M x N), 32- and 64-bit elements: registers 2j and 2j+1 hold the 8x8 block j (block row
+//              j % (M/8), block column j / (M/8)), row g, columns 2t and 2t+1.
+//   C, D f16: element e of the accumulator (register e/2, half e%2) is the matrix element that
+//              register e of an f32 accumulator holds.
+// For mma this reproduces, register by register, the ISA's "Matrix Fragments for mma.m8n8k4
+// (.f64)", "mma.m8n8k16", "mma.m16n8k4", "mma.m16n8k8", "mma.m16n8k16 (floating point and
+// integer)" and "mma.m16n8k32" sections (the unit tests check it against the ISA's own formulas).
+// wmma's layout is unspecified by the ISA; this scheme is this emulator's choice for it. Where
+// nvcc gives a wmma operand more registers than it has distinct blocks (f16 A and B of some
+// shapes), register r holds a copy of register r % blocks: wmma.load writes every copy,
+// wmma.mma reads the first. Elementwise operations on fragments (fill, scale, convert) work
+// whatever element is where.
+//
+// Arithmetic (mma and wmma.mma):
+//   f16 / bf16 / tf32 multiplicands: every product a*b is exact in double (at most 11+11
+// significant bits); the products of one output element and its C value are summed in double
+// (C first, then k = 0, 1, ...) and the sum is rounded once, to nearest even, to the destination
+// type (f32, or f16 directly from double, without an intermediate f32). That is this emulator's
+// choice: the PTX ISA does not specify the accumulation order or the internal precision, and
+// tensor cores differ in the last bits (they truncate partial sums), so results can differ from
+// hardware by a few units in the last place of the f32 result (more for f16 accumulators); the
+// GEMM tolerances used by the days allow for that. NaN results are written as the canonical NaN
+// (0x7fffffff for f32, 0x7fff for f16).
+//   tf32 operands: the low 13 bits of each .b32 register are ignored, i.e. an f32 value that is
+// not a tf32 value is truncated toward zero to one. The ISA says so for wgmma ("will truncate
+// lower 13 bits of the 32-bit input data") and leaves mma / wmma silent; a value made by
+// cvt.rna.tf32.f32 (wmma::__float_to_tf32) has those bits zero already, so only programs that
+// skip the conversion see the difference.
+//   f64: as the ISA says, each multiply-add is an .f64 fused multiply-add in the instruction's
+// rounding mode (.rn unless .rz / .rm / .rp), applied as d = fma(a_k, b_k, d) for k = 0, 1, ...
+// starting from d = c (the order is ours; inputs whose sums are exact give the same result in
+// every order). NaN results are the canonical 0x7fffffffffffffff.
+//   .s8 / .u8 multiplicands (either signedness for A and B independently in mma; the same for
+// both in wmma, as the ISA requires) with .s32 accumulators: exact integer products and sums;
+// the final value wraps modulo 2^32, or with .satfinite is clamped to [INT32_MIN, INT32_MAX] (the
+// ISA: "on overflow, the accumulated value is limited to the range MIN_INT32..MAX_INT32").
 //
 // Errors (an unsupported type combination, a misaligned address) throw emu::tensor::TensorError;
 // exceptions thrown by the caller's memory callbacks propagate unchanged. Functions write their
@@ -39,22 +76,26 @@ constexpr int kMaxFragRegs = 8;
 
 // frag[lane][i]: register i of the operand, for each of the 32 lanes. Only the first
 // *_regs(...) entries of each lane are read or written; the rest are left untouched on output.
-using LaneRegs = std::array<uint32_t, kMaxFragRegs>;
+using LaneRegs = std::array<uint64_t, kMaxFragRegs>;
 using WarpFrag = std::array<LaneRegs, kWarpSize>;
 
 using Addr = uint64_t;
-// Memory callbacks. size is 2 or 4 (bytes); values are little-endian, in the low bits. A callback
-// may throw (for example on an out-of-bounds address); the exception propagates to the caller.
-using ReadFn = std::function<uint32_t(Addr addr, unsigned size)>;
-using WriteFn = std::function<void(Addr addr, unsigned size, uint32_t value)>;
+// Memory callbacks. size is 1, 2, 4 or 8 (bytes); values are little-endian, in the low bits. A
+// callback may throw (for example on an out-of-bounds address); the exception propagates.
+using ReadFn = std::function<uint64_t(Addr addr, unsigned size)>;
+using WriteFn = std::function<void(Addr addr, unsigned size, uint64_t value)>;
 
 class TensorError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
 
-enum class ElemType { F16, BF16, TF32, F32 };
+enum class ElemType { F16, BF16, TF32, F32, S8, U8, S32, F64 };
 const char* to_string(ElemType t);
+unsigned elem_bytes(ElemType t);
+
+// The rounding modifier of f64 mma / wmma.mma (.rn when none is given).
+enum class Rnd { RN, RZ, RM, RP };
 
 // ---------------------------------------------------------------------------------------------
 // ldmatrix.sync.aligned.m8n8.{x1,x2,x4}{.trans}{.shared}.b16
@@ -72,25 +113,33 @@ void ldmatrix(int num, bool trans, const std::array<Addr, kWarpSize>& row_addr, 
               WarpFrag& out);
 
 // ---------------------------------------------------------------------------------------------
-// mma.sync.aligned.{m16n8k8,m16n8k16}.row.col.dtype.atype.btype.ctype d, a, b, c
+// mma.sync.aligned.shape.row.col{.satfinite}{.rnd}.dtype.atype.btype.ctype d, a, b, c
 //
-// Supported (as in the PTX ISA for these shapes):
-//   m16n8k16: atype=btype f16,  ctype, dtype each f16 or f32
-//             atype=btype bf16, ctype=dtype=f32
-//   m16n8k8:  atype=btype f16,  ctype, dtype each f16 or f32
-//             atype=btype bf16 or tf32, ctype=dtype=f32
-// Registers per lane (fragment layouts exactly as in the ISA's "Matrix Fragments for mma.m16n8k8
-// / mma.m16n8k16 with floating point type"):
-//   A: m16n8k16 f16/bf16: 4 (f16x2) | m16n8k8 f16/bf16: 2 (f16x2) | m16n8k8 tf32: 4 (b32)
-//   B: m16n8k16 f16/bf16: 2         | m16n8k8 f16/bf16: 1         | m16n8k8 tf32: 2
-//   C, D: f32: 4 | f16: 2 (f16x2)
-enum class MmaShape { M16N8K8, M16N8K16 };
+// Supported (as in the PTX ISA):
+//   m16n8k16: a=b f16, c and d each f16 or f32 | a=b bf16, c=d f32 | a,b each s8/u8, c=d s32
+//   m16n8k8:  a=b f16, c and d each f16 or f32 | a=b bf16 or tf32, c=d f32
+//   m16n8k4:  a=b tf32, c=d f32
+//   m16n8k32: a,b each s8/u8, c=d s32
+//   m8n8k16:  a,b each s8/u8, c=d s32
+//   m8n8k4:   a=b=c=d f64 (.rn/.rz/.rm/.rp); the f16 form of m8n8k4 (four products per warp,
+//             sm_70's layout) is not supported
+// .satfinite only with integer types. Registers per lane (the ISA's fragment tables):
+//   A: m16n8k16 f16/bf16 4, s8/u8 2 | m16n8k8 f16/bf16 2, tf32 4 | m16n8k4 tf32 2 |
+//      m16n8k32 4 | m8n8k16 1 | m8n8k4 f64 1
+//   B: m16n8k16 f16/bf16 2, s8/u8 1 | m16n8k8 f16/bf16 1, tf32 2 | m16n8k4 1 | m16n8k32 2 |
+//      m8n8k16 1 | m8n8k4 1
+//   C, D: m16n8 f32/s32 4, f16 2 | m8n8 s32/f64 2
+enum class MmaShape { M16N8K8, M16N8K16, M16N8K4, M16N8K32, M8N8K16, M8N8K4 };
+const char* to_string(MmaShape s);
 
 struct MmaDesc {
   MmaShape shape = MmaShape::M16N8K16;
-  ElemType ab = ElemType::F16;  // atype == btype
+  ElemType a = ElemType::F16;
+  ElemType b = ElemType::F16;
   ElemType c = ElemType::F32;
   ElemType d = ElemType::F32;
+  bool satfinite = false;
+  Rnd rnd = Rnd::RN;
 };
 
 // Empty when supported, otherwise why not.
@@ -105,62 +154,89 @@ void mma_sync(const MmaDesc& desc, const WarpFrag& a, const WarpFrag& b, const W
               WarpFrag& d);
 
 // ---------------------------------------------------------------------------------------------
-// wmma.{load.a,load.b,load.c,mma,store.d}.sync.aligned ... .m16n16k16
+// wmma.{load.a,load.b,load.c,mma,store.d}.sync.aligned ... .shape
 //
-// The ISA leaves the wmma fragment layout unspecified; this emulator's layout is built from
-// the mma.m16n8k16 layouts (g = lane/4, t = lane%4; "h" is the half of an f16x2 register):
-//   A (16x16, M x K), reg r in 0..3, half h:  row = g + 8*(r%2),         col = 2t + h + 8*(r/2)
-//   B (16x16, K x N), reg r in 0..3, half h:  row = 2t + h + 8*(r%2),    col = g + 8*(r/2)
-//   C/D f32, reg r in 0..7:                   row = g + 8*((r%4)/2),     col = 2t + r%2 + 8*(r/4)
-//   C/D f16, reg r in 0..3, half h: the element of f32 register 2r+h (so element e of an f16
-//            accumulator fragment is the same matrix element as element e of an f32 one, and
-//            CUDA code converting one accumulator to the other element by element stays right).
-// Every element of A, B, C, D is therefore held by exactly one lane, once, in registers 0..3
-// (A, B) or in all of the accumulator's registers. nvcc gives .f16 A and B fragments 8 .b32
-// registers per lane (512 halves for 256 elements): registers 4..7 of an f16 A/B fragment hold
-// a second copy of registers 0..3 (wmma.load writes both; wmma.mma reads only 0..3). .bf16 A/B
-// fragments are 4 registers, as nvcc emits them. Elementwise operations on fragments
-// (fill, scale, convert) therefore work whatever element is where.
-//
-// Registers per lane: A, B: f16 8, bf16 4 | C, D: f32 8, f16 4.
-// Memory: element (row, col) of the 16x16 matrix is at
+// Shapes and element types (as in the PTX ISA; A, B element type / C, D element type):
+//   m16n16k16, m32n8k16, m8n32k16: f16 / f16 or f32 | bf16 / f32 | s8 or u8 / s32
+//   m16n16k8: tf32 / f32
+//   m8n8k4:   f64 / f64
+// The layout is the scheme described at the top of this file (A is M x K, B is K x N, C and D
+// are M x N). Registers per lane, as nvcc emits them:
+//   A: f16 8 | bf16 M*K/64 | s8/u8 M*K/128 | tf32 4 | f64 1
+//   B: f16 8 | bf16 K*N/64 | s8/u8 K*N/128 | tf32 4 | f64 1
+//   C, D: f32, s32 8 | f16 4 | f64 2
+// Memory: element (row, col) of the matrix is at
 //   row major: base + (row * stride + col) * elem_size
 //   col major: base + (col * stride + row) * elem_size
-// with stride in elements (the default PTX stride is 16; pass 16 when the instruction has none).
+// with stride in elements (the PTX default, when the instruction gives none, is the leading
+// dimension: the column count for row major, the row count for col major; wmma_default_stride).
 // As the CUDA programming guide requires of load/store_matrix_sync, base must be 32-byte
 // aligned and stride * elem_size a multiple of 16 bytes; TensorError otherwise.
+enum class WmmaShape { M16N16K16, M32N8K16, M8N32K16, M16N16K8, M8N8K4 };
+const char* to_string(WmmaShape s);
 enum class WmmaMatrix { A, B, C };  // C also stands for D (wmma.store.d)
 enum class Layout { Row, Col };
 
-int wmma_regs(WmmaMatrix m, ElemType t);                 // 0 when unsupported
-unsigned wmma_fragment_bytes(WmmaMatrix m, ElemType t);  // 0 when unsupported
-
-// The matrix element held by register reg (and half `half`, for 16-bit element types; pass 0
-// for f32) of lane `lane` in this emulator's layout. For f16 A/B registers 4..7 give the same
-// coordinates as registers 0..3. Throws TensorError for an unsupported combination.
 struct RowCol {
   int row;
   int col;
 };
-RowCol wmma_element(WmmaMatrix m, ElemType t, int lane, int reg, int half);
+RowCol wmma_dims(WmmaShape s, WmmaMatrix m);  // {rows, cols} of the operand
+uint32_t wmma_default_stride(WmmaShape s, WmmaMatrix m, Layout layout);
 
-// wmma.load.{a,b,c}.sync.aligned.{row,col}.m16n16k16{.ss}.{f16,bf16,f32}
-//   A, B: t = F16 or BF16; C: t = F16 or F32.
-void wmma_load(WmmaMatrix m, Layout layout, ElemType t, Addr base, uint32_t stride,
+int wmma_regs(WmmaShape s, WmmaMatrix m, ElemType t);                 // 0 when unsupported
+unsigned wmma_fragment_bytes(WmmaShape s, WmmaMatrix m, ElemType t);  // 0 when unsupported
+
+// The matrix element held by element `elem` (0 .. elements per register - 1) of register reg of
+// lane `lane`. Registers that hold copies give the coordinates of the register they copy.
+// Throws TensorError for an unsupported combination or an index out of range.
+RowCol wmma_element(WmmaShape s, WmmaMatrix m, ElemType t, int lane, int reg, int elem);
+
+// wmma.load.{a,b,c}.sync.aligned.{row,col}.shape{.ss}.type
+void wmma_load(WmmaShape s, WmmaMatrix m, Layout layout, ElemType t, Addr base, uint32_t stride,
                const ReadFn& read, WarpFrag& out);
 
-// wmma.store.d.sync.aligned.{row,col}.m16n16k16{.ss}.{f16,f32}
-void wmma_store(Layout layout, ElemType t, Addr base, uint32_t stride, const WarpFrag& d,
-                const WriteFn& write);
+// wmma.store.d.sync.aligned.{row,col}.shape{.ss}.type
+void wmma_store(WmmaShape s, Layout layout, ElemType t, Addr base, uint32_t stride,
+                const WarpFrag& d, const WriteFn& write);
 
-// wmma.mma.sync.aligned.{row,col}.{row,col}.m16n16k16.dtype.ctype            (f16 A, B)
-// wmma.mma.sync.aligned.{row,col}.{row,col}.m16n16k16.f32.bf16.bf16.f32      (bf16 A, B)
+// wmma.mma.sync.aligned.alayout.blayout.shape{.rnd}.dtype.atype.btype.ctype{.satfinite}
 // The alayout/blayout qualifiers only say how A and B were laid out in memory; the loads already
-// put the fragments into the layout above, so they do not enter the computation. ab is F16
-// (ctype, dtype each F16 or F32) or BF16 (ctype = dtype = F32). d may alias c.
-// .satfinite is not supported (the caller should reject it).
-void wmma_mma(ElemType ab, ElemType ctype, ElemType dtype, const WarpFrag& a, const WarpFrag& b,
-              const WarpFrag& c, WarpFrag& d);
+// put the fragments into the layout above, so they do not enter the computation. d may alias c.
+struct WmmaDesc {
+  WmmaShape shape = WmmaShape::M16N16K16;
+  ElemType ab = ElemType::F16;  // atype == btype
+  ElemType c = ElemType::F32;
+  ElemType d = ElemType::F32;
+  bool satfinite = false;  // integer only
+  Rnd rnd = Rnd::RN;       // f64 only
+};
+std::string wmma_mma_unsupported_reason(const WmmaDesc& desc);
+void wmma_mma(const WmmaDesc& desc, const WarpFrag& a, const WarpFrag& b, const WarpFrag& c,
+              WarpFrag& d);
+
+// The m16n16k16 forms, as before the other shapes were added.
+inline int wmma_regs(WmmaMatrix m, ElemType t) {
+  return wmma_regs(WmmaShape::M16N16K16, m, t);
+}
+inline unsigned wmma_fragment_bytes(WmmaMatrix m, ElemType t) {
+  return wmma_fragment_bytes(WmmaShape::M16N16K16, m, t);
+}
+inline RowCol wmma_element(WmmaMatrix m, ElemType t, int lane, int reg, int half) {
+  return wmma_element(WmmaShape::M16N16K16, m, t, lane, reg, half);
+}
+inline void wmma_load(WmmaMatrix m, Layout layout, ElemType t, Addr base, uint32_t stride,
+                      const ReadFn& read, WarpFrag& out) {
+  wmma_load(WmmaShape::M16N16K16, m, layout, t, base, stride, read, out);
+}
+inline void wmma_store(Layout layout, ElemType t, Addr base, uint32_t stride, const WarpFrag& d,
+                       const WriteFn& write) {
+  wmma_store(WmmaShape::M16N16K16, layout, t, base, stride, d, write);
+}
+inline void wmma_mma(ElemType ab, ElemType ctype, ElemType dtype, const WarpFrag& a,
+                     const WarpFrag& b, const WarpFrag& c, WarpFrag& d) {
+  wmma_mma(WmmaDesc{WmmaShape::M16N16K16, ab, ctype, dtype}, a, b, c, d);
+}
 
 // ---------------------------------------------------------------------------------------------
 // Scalar helpers used above, exposed for the emulator and the tests.

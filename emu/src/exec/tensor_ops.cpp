@@ -12,7 +12,7 @@ using tensor::WarpFrag;
 
 void gather(Exec& x, const Operand& v, uint32_t m, WarpFrag& f) {
   EMU_FOR_LANES(m)
-    for (int i = 0; i < v.count; ++i) f[lane][i] = uint32_t(x.val(x.vec(v, i), lane));
+    for (int i = 0; i < v.count; ++i) f[lane][i] = x.val(x.vec(v, i), lane);
   EMU_END_LANES
 }
 void scatter(Exec& x, const Operand& v, uint32_t m, const WarpFrag& f) {
@@ -23,20 +23,55 @@ void scatter(Exec& x, const Operand& v, uint32_t m, const WarpFrag& f) {
 
 tensor::ReadFn reader(Exec& x, Space space, int lane) {
   return [&x, space, lane](tensor::Addr a, unsigned size) {
-    uint32_t v = 0;
+    uint64_t v = 0;
     std::memcpy(&v, x.addr(space, a, size, lane, false), size);
     return v;
   };
 }
 
-// For the checks, a wmma tile is its 16 rows (or columns) of 16 contiguous elements, read or
-// written by the warp's first lane: the fragment layout, which would say which lane holds which
-// element, is opaque to the program.
-void wmma_tile_access(Exec& x, Space space, uint64_t base, uint32_t stride, tensor::ElemType t,
-                      int lane, uint32_t kind) {
-  const uint32_t es = t == tensor::ElemType::F16 || t == tensor::ElemType::BF16 ? 2 : 4;
-  for (uint32_t i = 0; i < 16; ++i)
-    EMU_SAN_ACCESS(x, x.pc, space, base + uint64_t(i) * stride * es, 16 * es, lane, kind);
+// The modifier bits of mma / wmma.mma in Inst::flags: types a, b, c, d in 4 bits each, then
+// .satfinite, then the f64 rounding mode.
+constexpr uint32_t kTensorSatfinite = 1u << 16;
+constexpr int kTensorRndShift = 17;
+
+uint32_t pack_types(tensor::ElemType a, tensor::ElemType b, tensor::ElemType c, tensor::ElemType d) {
+  return uint32_t(a) | (uint32_t(b) << 4) | (uint32_t(c) << 8) | (uint32_t(d) << 12);
+}
+tensor::ElemType type_at(uint32_t flags, int i) {
+  return tensor::ElemType((flags >> (4 * i)) & 0xF);
+}
+
+// wmma.load / wmma.store: aux holds the matrix (bits 0..3) and the shape (bits 4..7); flags the
+// layout (bit 0: col) and the element type (bits 4..7).
+tensor::WmmaMatrix wmma_matrix(const Inst& in) {
+  return tensor::WmmaMatrix(in.aux & 0xF);
+}
+tensor::WmmaShape wmma_shape(const Inst& in) {
+  return tensor::WmmaShape((in.aux >> 4) & 0xF);
+}
+tensor::Layout wmma_layout(const Inst& in) {
+  return (in.flags & 1) ? tensor::Layout::Col : tensor::Layout::Row;
+}
+tensor::ElemType wmma_type(const Inst& in) {
+  return tensor::ElemType((in.flags >> 4) & 0xF);
+}
+
+// For the checks, a wmma tile is its rows (row major) or columns (col major) of contiguous
+// elements, read or written by the warp's first lane: the fragment layout, which would say which
+// lane holds which element, is opaque to the program.
+void wmma_tile_access(Exec& x, const Inst& in, uint64_t base, uint32_t stride, int lane,
+                      uint32_t kind) {
+  const uint32_t es = tensor::elem_bytes(wmma_type(in));
+  const tensor::RowCol dims = tensor::wmma_dims(wmma_shape(in), wmma_matrix(in));
+  const bool row = wmma_layout(in) == tensor::Layout::Row;
+  const uint32_t lines = uint32_t(row ? dims.row : dims.col), len = uint32_t(row ? dims.col : dims.row);
+  for (uint32_t i = 0; i < lines; ++i)
+    EMU_SAN_ACCESS(x, x.pc, in.space, base + uint64_t(i) * stride * es, len * es, lane, kind);
+}
+
+uint32_t wmma_stride(Exec& x, const Inst& in, int lane0) {
+  if (in.o[2].kind != OK::none) return uint32_t(x.val(in.o[2], lane0));
+  return tensor::wmma_default_stride(wmma_shape(in), wmma_matrix(in), wmma_layout(in));
 }
 
 template <class F>
@@ -62,7 +97,7 @@ void h_ldmatrix(Exec& x, const Inst& in, uint32_t m) {
     int lane = 0;
     for (int l = 0; l < 32; ++l)
       if (a >= rows[l] && a < rows[l] + 16) { lane = l; break; }
-    uint32_t v = 0;
+    uint64_t v = 0;
     std::memcpy(&v, px->addr(space, a, size, lane, false), size);
     return v;
   };
@@ -73,12 +108,16 @@ void h_ldmatrix(Exec& x, const Inst& in, uint32_t m) {
   scatter(x, in.o[0], m, out);
 }
 
+// mma: aux the shape; flags the types, .satfinite and the rounding mode.
 void h_mma(Exec& x, const Inst& in, uint32_t m) {
   tensor::MmaDesc desc;
-  desc.shape = in.aux == 8 ? tensor::MmaShape::M16N8K8 : tensor::MmaShape::M16N8K16;
-  desc.ab = tensor::ElemType((in.flags >> 0) & 0xF);
-  desc.c = tensor::ElemType((in.flags >> 4) & 0xF);
-  desc.d = tensor::ElemType((in.flags >> 8) & 0xF);
+  desc.shape = tensor::MmaShape(in.aux);
+  desc.a = type_at(in.flags, 0);
+  desc.b = type_at(in.flags, 1);
+  desc.c = type_at(in.flags, 2);
+  desc.d = type_at(in.flags, 3);
+  desc.satfinite = (in.flags & kTensorSatfinite) != 0;
+  desc.rnd = tensor::Rnd((in.flags >> kTensorRndShift) & 3);
   WarpFrag a{}, b{}, c{}, d{};
   gather(x, in.o[1], m, a);
   gather(x, in.o[2], m, b);
@@ -87,52 +126,55 @@ void h_mma(Exec& x, const Inst& in, uint32_t m) {
   scatter(x, in.o[0], m, d);
 }
 
-// wmma.load: o[0] fragment, o[1] address, o[2] stride (none: 16). aux: matrix; flags: layout
-// (bit 0: col), element type in bits 4..7.
+// wmma.load: o[0] fragment, o[1] address, o[2] stride (none: the shape's default).
 void h_wmma_load(Exec& x, const Inst& in, uint32_t m) {
   const int lane0 = __builtin_ctz(m);
   const uint64_t base = (in.o[1].kind == OK::reg ? x.w->r[in.o[1].reg * 32 + lane0] : 0) + in.o[1].imm;
-  const uint32_t stride = in.o[2].kind == OK::none ? 16 : uint32_t(x.val(in.o[2], lane0));
+  const uint32_t stride = wmma_stride(x, in, lane0);
   EMU_FOR_LANES(m)
     const uint64_t b = (in.o[1].kind == OK::reg ? x.w->r[in.o[1].reg * 32 + lane] : 0) + in.o[1].imm;
     if (b != base) x.fail("wmma.load: lanes of the warp give different addresses", lane);
   EMU_END_LANES
   WarpFrag out{};
   guarded(x, [&] {
-    tensor::wmma_load(tensor::WmmaMatrix(in.aux), (in.flags & 1) ? tensor::Layout::Col : tensor::Layout::Row,
-                      tensor::ElemType((in.flags >> 4) & 0xF), base, stride, reader(x, in.space, lane0), out);
+    tensor::wmma_load(wmma_shape(in), wmma_matrix(in), wmma_layout(in), wmma_type(in), base, stride,
+                      reader(x, in.space, lane0), out);
   });
-  wmma_tile_access(x, in.space, base, stride, tensor::ElemType((in.flags >> 4) & 0xF), lane0, san::kRead);
+  wmma_tile_access(x, in, base, stride, lane0, san::kRead);
   scatter(x, in.o[0], m, out);
 }
 
 void h_wmma_store(Exec& x, const Inst& in, uint32_t m) {
   const int lane0 = __builtin_ctz(m);
   const uint64_t base = (in.o[0].kind == OK::reg ? x.w->r[in.o[0].reg * 32 + lane0] : 0) + in.o[0].imm;
-  const uint32_t stride = in.o[2].kind == OK::none ? 16 : uint32_t(x.val(in.o[2], lane0));
+  const uint32_t stride = wmma_stride(x, in, lane0);
   WarpFrag d{};
   gather(x, in.o[1], m, d);
   Exec* px = &x;
   const Space space = in.space;
-  tensor::WriteFn write = [px, space, lane0](tensor::Addr a, unsigned size, uint32_t v) {
+  tensor::WriteFn write = [px, space, lane0](tensor::Addr a, unsigned size, uint64_t v) {
     std::memcpy(px->addr(space, a, size, lane0, true), &v, size);
   };
   guarded(x, [&] {
-    tensor::wmma_store((in.flags & 1) ? tensor::Layout::Col : tensor::Layout::Row,
-                       tensor::ElemType((in.flags >> 4) & 0xF), base, stride, d, write);
+    tensor::wmma_store(wmma_shape(in), wmma_layout(in), wmma_type(in), base, stride, d, write);
   });
-  wmma_tile_access(x, in.space, base, stride, tensor::ElemType((in.flags >> 4) & 0xF), lane0, san::kWrite);
+  wmma_tile_access(x, in, base, stride, lane0, san::kWrite);
 }
 
+// wmma.mma: aux the shape; flags as for mma (atype == btype).
 void h_wmma_mma(Exec& x, const Inst& in, uint32_t m) {
   WarpFrag a{}, b{}, c{}, d{};
   gather(x, in.o[1], m, a);
   gather(x, in.o[2], m, b);
   gather(x, in.o[3], m, c);
-  guarded(x, [&] {
-    tensor::wmma_mma(tensor::ElemType(in.flags & 0xF), tensor::ElemType((in.flags >> 4) & 0xF),
-                     tensor::ElemType((in.flags >> 8) & 0xF), a, b, c, d);
-  });
+  tensor::WmmaDesc desc;
+  desc.shape = tensor::WmmaShape(in.aux);
+  desc.ab = type_at(in.flags, 0);
+  desc.c = type_at(in.flags, 2);
+  desc.d = type_at(in.flags, 3);
+  desc.satfinite = (in.flags & kTensorSatfinite) != 0;
+  desc.rnd = tensor::Rnd((in.flags >> kTensorRndShift) & 3);
+  guarded(x, [&] { tensor::wmma_mma(desc, a, b, c, d); });
   scatter(x, in.o[0], m, d);
 }
 
@@ -141,8 +183,31 @@ bool elem_type(const std::string& s, tensor::ElemType* t) {
   else if (s == "bf16") *t = tensor::ElemType::BF16;
   else if (s == "tf32") *t = tensor::ElemType::TF32;
   else if (s == "f32") *t = tensor::ElemType::F32;
+  else if (s == "s8") *t = tensor::ElemType::S8;
+  else if (s == "u8") *t = tensor::ElemType::U8;
+  else if (s == "s32") *t = tensor::ElemType::S32;
+  else if (s == "f64") *t = tensor::ElemType::F64;
   else return false;
   return true;
+}
+
+std::vector<tensor::ElemType> elem_types(const PInstr& p) {
+  std::vector<tensor::ElemType> types;
+  for (const auto& s : p.mods) {
+    tensor::ElemType t;
+    if (elem_type(s, &t)) types.push_back(t);
+  }
+  return types;
+}
+
+// .satfinite and the rounding modifier, as Inst::flags bits.
+uint32_t tensor_modifiers(DecodeCtx& d, const PInstr& p) {
+  uint32_t f = d.has(p, "satfinite") ? kTensorSatfinite : 0;
+  const tensor::Rnd rnd = d.has(p, "rz")   ? tensor::Rnd::RZ
+                          : d.has(p, "rm") ? tensor::Rnd::RM
+                          : d.has(p, "rp") ? tensor::Rnd::RP
+                                           : tensor::Rnd::RN;
+  return f | (uint32_t(rnd) << kTensorRndShift);
 }
 
 }  // namespace
@@ -164,23 +229,28 @@ bool decode_tensor(DecodeCtx& d, const PInstr& p, Inst& in) {
   if (op == "mma") {
     in.ctl = Ctl::collective;
     in.member_op = 0xFE;
-    if (d.has(p, "m16n8k16")) in.aux = 16;
-    else if (d.has(p, "m16n8k8")) in.aux = 8;
-    else d.fail(p, "mma shape not supported");
+    if (d.has(p, "sp") || d.has(p, "sp::ordered_metadata")) d.fail(p, "sparse mma.sp is not supported");
+    static const std::pair<const char*, tensor::MmaShape> shapes[] = {
+        {"m16n8k16", tensor::MmaShape::M16N8K16}, {"m16n8k8", tensor::MmaShape::M16N8K8},
+        {"m16n8k4", tensor::MmaShape::M16N8K4},   {"m16n8k32", tensor::MmaShape::M16N8K32},
+        {"m8n8k16", tensor::MmaShape::M8N8K16},   {"m8n8k4", tensor::MmaShape::M8N8K4}};
+    bool found = false;
+    for (const auto& [name, shape] : shapes)
+      if (d.has(p, name)) in.aux = uint32_t(shape), found = true;
+    if (!found) d.fail(p, "mma shape not supported");
     if (!d.has(p, "row") || !d.has(p, "col")) d.fail(p, "mma layout must be .row.col");
-    // mma...dtype.atype.btype.ctype: the last four modifiers.
-    std::vector<tensor::ElemType> types;
-    for (const auto& s : p.mods) {
-      tensor::ElemType t;
-      if (elem_type(s, &t)) types.push_back(t);
-    }
+    // mma...dtype.atype.btype.ctype: the four type modifiers, in that order.
+    const std::vector<tensor::ElemType> types = elem_types(p);
     if (types.size() != 4) d.fail(p, "mma types");
-    in.flags = uint32_t(types[1]) | (uint32_t(types[3]) << 4) | (uint32_t(types[0]) << 8);
     tensor::MmaDesc desc;
-    desc.shape = in.aux == 8 ? tensor::MmaShape::M16N8K8 : tensor::MmaShape::M16N8K16;
-    desc.ab = types[1];
-    desc.c = types[3];
+    desc.shape = tensor::MmaShape(in.aux);
     desc.d = types[0];
+    desc.a = types[1];
+    desc.b = types[2];
+    desc.c = types[3];
+    in.flags = pack_types(desc.a, desc.b, desc.c, desc.d) | tensor_modifiers(d, p);
+    desc.satfinite = (in.flags & kTensorSatfinite) != 0;
+    desc.rnd = tensor::Rnd((in.flags >> kTensorRndShift) & 3);
     const std::string why = tensor::mma_unsupported_reason(desc);
     if (!why.empty()) d.fail(p, why);
     for (int i = 0; i < 4; ++i) in.o[i] = d.op(p.ops.at(size_t(i)));
@@ -190,45 +260,67 @@ bool decode_tensor(DecodeCtx& d, const PInstr& p, Inst& in) {
   if (op == "wmma") {
     in.ctl = Ctl::collective;
     in.member_op = 0xFE;
-    if (!d.has(p, "m16n16k16")) d.fail(p, "only wmma m16n16k16 is supported");
+    static const std::pair<const char*, tensor::WmmaShape> shapes[] = {
+        {"m16n16k16", tensor::WmmaShape::M16N16K16}, {"m32n8k16", tensor::WmmaShape::M32N8K16},
+        {"m8n32k16", tensor::WmmaShape::M8N32K16},   {"m16n16k8", tensor::WmmaShape::M16N16K8},
+        {"m8n8k4", tensor::WmmaShape::M8N8K4}};
+    bool found = false;
+    tensor::WmmaShape shape = tensor::WmmaShape::M16N16K16;
+    for (const auto& [name, s] : shapes)
+      if (d.has(p, name)) shape = s, found = true;
+    if (!found) d.fail(p, "wmma shape not supported (m16n16k16, m32n8k16, m8n32k16, m16n16k8, m8n8k4 are)");
     for (const auto& s : p.mods) {
       if (s == "global") in.space = Space::global;
       if (s == "shared" || s == "shared::cta") in.space = Space::shared;
     }
-    if (d.has(p, "load")) {
-      in.aux = d.has(p, "a") ? 0 : d.has(p, "b") ? 1 : 2;
+    if (d.has(p, "load") || d.has(p, "store")) {
+      const bool load = d.has(p, "load");
+      const tensor::WmmaMatrix matrix = !load || d.has(p, "c") ? tensor::WmmaMatrix::C
+                                        : d.has(p, "a")        ? tensor::WmmaMatrix::A
+                                                               : tensor::WmmaMatrix::B;
       tensor::ElemType t = tensor::ElemType::F16;
-      elem_type(p.mods.back(), &t);
+      if (!elem_type(p.mods.back(), &t)) d.fail(p, "wmma element type not supported");
+      if (tensor::wmma_regs(shape, matrix, t) == 0) {
+        d.fail(p, std::string("wmma.") + tensor::to_string(shape) + ": element type " +
+                      tensor::to_string(t) + " not supported for this matrix");
+      }
+      in.aux = uint32_t(matrix) | (uint32_t(shape) << 4);
       in.flags = (d.has(p, "col") ? 1u : 0u) | (uint32_t(t) << 4);
-      in.o[0] = d.op(p.ops.at(0));
-      in.o[1] = d.addr(p.ops.at(1), in.space);
+      if (load) {
+        in.o[0] = d.op(p.ops.at(0));
+        in.o[1] = d.addr(p.ops.at(1), in.space);
+        in.fn = h_wmma_load;
+      } else {
+        in.o[0] = d.addr(p.ops.at(0), in.space);
+        in.o[1] = d.op(p.ops.at(1));
+        in.fn = h_wmma_store;
+      }
       if (p.ops.size() > 2) in.o[2] = d.op(p.ops[2]);
-      in.fn = h_wmma_load;
-      return true;
-    }
-    if (d.has(p, "store")) {
-      tensor::ElemType t = tensor::ElemType::F32;
-      elem_type(p.mods.back(), &t);
-      in.flags = (d.has(p, "col") ? 1u : 0u) | (uint32_t(t) << 4);
-      in.o[0] = d.addr(p.ops.at(0), in.space);
-      in.o[1] = d.op(p.ops.at(1));
-      if (p.ops.size() > 2) in.o[2] = d.op(p.ops[2]);
-      in.fn = h_wmma_store;
       return true;
     }
     if (d.has(p, "mma")) {
-      // wmma.mma.sync.aligned.alayout.blayout.shape.dtype.ctype (f16) or .f32.bf16.bf16.f32
-      std::vector<tensor::ElemType> types;
-      for (const auto& s : p.mods) {
-        tensor::ElemType t;
-        if (elem_type(s, &t)) types.push_back(t);
+      // wmma.mma.sync.aligned.alayout.blayout.shape.dtype.ctype (f16 multiplicands) or
+      // ....dtype.atype.btype.ctype; integer forms may add .satfinite, f64 a rounding modifier.
+      const std::vector<tensor::ElemType> types = elem_types(p);
+      tensor::WmmaDesc desc;
+      desc.shape = shape;
+      if (types.size() == 2) {
+        desc.d = types[0];
+        desc.c = types[1];
+      } else if (types.size() == 4) {
+        desc.d = types[0];
+        desc.ab = types[1];
+        desc.c = types[3];
+        if (types[2] != types[1]) d.fail(p, "wmma.mma: the ISA requires .atype and .btype to be the same");
+      } else {
+        d.fail(p, "wmma.mma types");
       }
-      tensor::ElemType ab = tensor::ElemType::F16, c, dt;
-      if (types.size() == 2) { dt = types[0]; c = types[1]; }
-      else if (types.size() == 4) { dt = types[0]; ab = types[1]; c = types[3]; }
-      else d.fail(p, "wmma.mma types");
-      if (d.has(p, "satfinite")) d.fail(p, "wmma.mma .satfinite is not supported");
-      in.flags = uint32_t(ab) | (uint32_t(c) << 4) | (uint32_t(dt) << 8);
+      in.aux = uint32_t(shape);
+      in.flags = pack_types(desc.ab, desc.ab, desc.c, desc.d) | tensor_modifiers(d, p);
+      desc.satfinite = (in.flags & kTensorSatfinite) != 0;
+      desc.rnd = tensor::Rnd((in.flags >> kTensorRndShift) & 3);
+      const std::string why = tensor::wmma_mma_unsupported_reason(desc);
+      if (!why.empty()) d.fail(p, "wmma.mma." + why);
       for (int i = 0; i < 4; ++i) in.o[i] = d.op(p.ops.at(size_t(i)));
       in.fn = h_wmma_mma;
       return true;
