@@ -399,26 +399,62 @@ struct Node;
 struct GraphImpl {
   std::vector<std::unique_ptr<Node>> nodes;
 };
+struct EventImpl {
+  double ms = -1;
+  unsigned flags = 0;
+};
 struct Node {
-  enum Kind { kernel, memcpy_, memset_ } kind = kernel;
+  enum Kind { kernel, memcpy_, memset_, memcpy3d, host, empty, event_record, event_wait } kind = kernel;
   LaunchRequest launch;
   void* dst = nullptr;
   const void* src = nullptr;
-  size_t bytes = 0;
+  size_t bytes = 0;       // memset: bytes of each row
   int value = 0;
+  unsigned element = 1;   // memset: the value is stored in elements of 1, 2 or 4 bytes
+  size_t rows = 1, pitch = 0;
+  cudaMemcpy3DParms copy{};
+  cudaHostFn_t fn = nullptr;
+  void* user = nullptr;
+  EventImpl* event = nullptr;
+  std::vector<const Node*> deps;  // nodes of the same graph that must run first
 };
 struct StreamImpl {
   GraphImpl* capture = nullptr;
-  unsigned flags = 0;
-};
-struct EventImpl {
-  double ms = -1;
   unsigned flags = 0;
 };
 struct GraphExecImpl {
   std::vector<Node> nodes;
   std::map<const Node*, size_t> index;  // source node -> position
 };
+
+// A graph's nodes in an order that honours every dependency: Kahn's algorithm, taking the
+// earliest-added ready node first, so a captured graph (whose nodes carry no edges) runs in
+// issue order.
+std::vector<const Node*> execution_order(const GraphImpl& g) {
+  std::map<const Node*, size_t> position;
+  for (size_t i = 0; i < g.nodes.size(); ++i) position[g.nodes[i].get()] = i;
+  std::vector<size_t> waiting(g.nodes.size(), 0);
+  std::vector<std::vector<size_t>> dependents(g.nodes.size());
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    for (const Node* d : g.nodes[i]->deps) {
+      auto it = position.find(d);
+      if (it == position.end()) continue;
+      dependents[it->second].push_back(i);
+      ++waiting[i];
+    }
+  std::set<size_t> ready;
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    if (!waiting[i]) ready.insert(i);
+  std::vector<const Node*> order;
+  while (!ready.empty()) {
+    const size_t i = *ready.begin();
+    ready.erase(ready.begin());
+    order.push_back(g.nodes[i].get());
+    for (size_t j : dependents[i])
+      if (--waiting[j] == 0) ready.insert(j);
+  }
+  return order;  // complete: cudaGraphAddDependencies refuses an edge that would close a cycle
+}
 
 // The legacy default stream (0 or cudaStreamLegacy) and the per-thread default stream are
 // handles, not objects: all of them run work in issue order like every stream here.
@@ -430,6 +466,22 @@ double now_ms() {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
+// A copy between pitched linear memory (CUDA arrays are not emulated): extent.depth slices of
+// extent.height rows of extent.width bytes, each side starting at its position.
+char* pitched_at(const cudaPitchedPtr& p, const cudaPos& pos, size_t y, size_t z) {
+  return static_cast<char*>(p.ptr) + (pos.z + z) * p.pitch * p.ysize + (pos.y + y) * p.pitch + pos.x;
+}
+cudaError_t copy_3d(const cudaMemcpy3DParms& p) {
+  for (size_t z = 0; z < p.extent.depth; ++z)
+    for (size_t y = 0; y < p.extent.height; ++y) {
+      char* to = pitched_at(p.dstPtr, p.dstPos, y, z);
+      const char* from = pitched_at(p.srcPtr, p.srcPos, y, z);
+      std::memmove(to, from, p.extent.width);
+      san::on_copy(to, from, p.extent.width);
+    }
+  return cudaSuccess;
+}
+
 cudaError_t run_node(Node& n) {
   switch (n.kind) {
     case Node::kernel: return execute(n.launch);
@@ -438,9 +490,20 @@ cudaError_t run_node(Node& n) {
       san::on_copy(n.dst, n.src, n.bytes);
       return cudaSuccess;
     case Node::memset_:
-      std::memset(n.dst, n.value, n.bytes);
-      san::on_host_write(n.dst, n.bytes);
+      for (size_t r = 0; r < n.rows; ++r) {
+        char* row = static_cast<char*>(n.dst) + r * n.pitch;
+        if (n.element == 1) {
+          std::memset(row, n.value, n.bytes);
+        } else {
+          for (size_t i = 0; i < n.bytes; i += n.element) std::memcpy(row + i, &n.value, n.element);
+        }
+        san::on_host_write(row, n.bytes);
+      }
       return cudaSuccess;
+    case Node::memcpy3d: return copy_3d(n.copy);
+    case Node::host: n.fn(n.user); return cudaSuccess;
+    case Node::event_record: n.event->ms = now_ms(); return cudaSuccess;
+    case Node::empty: case Node::event_wait: return cudaSuccess;  // ordering only
   }
   return cudaSuccess;
 }
@@ -483,6 +546,128 @@ void* symbol_address(const void* symbol, size_t* size) {
     return m->vars[vi->second].storage;
   }
   return nullptr;
+}
+
+}  // namespace
+
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// Memory beyond cudaMalloc. Every kind lives in host memory and is entered in the memory table,
+// so kernels reach it through its own address and every access is bounds-checked:
+//   registered host memory (cudaHostRegister): the program's own bytes, mapped as they are;
+//   managed memory (cudaMallocManaged): device memory the host also reads and writes directly;
+//   stream-ordered allocations (cudaMallocAsync): device memory that belongs to a pool.
+// Execution is serialized, so host and device never touch managed memory at the same time,
+// and a stream-ordered free takes effect at once (a later use is a use after free).
+struct MemPoolImpl {
+  uint64_t release_threshold = 0;
+  int reuse[3] = {1, 1, 1};  // cudaMemPoolReuse*: recorded, nothing is reused out of order here
+  uint64_t used = 0, used_high = 0;
+  bool destroyed = false;    // by cudaMemPoolDestroy while allocations were outstanding
+};
+struct MemoryKinds {
+  std::map<uint64_t, unsigned> registered;  // base -> cudaHostRegister flags
+  std::set<uint64_t> managed;
+  struct PoolAllocation { MemPoolImpl* pool; uint64_t bytes; };
+  std::map<uint64_t, PoolAllocation> pooled;
+  MemPoolImpl default_pool;
+  MemPoolImpl* current_pool = &default_pool;
+  unsigned device_flags = cudaDeviceMapHost;  // implicit for the runtime, as cudaGetDeviceFlags says
+};
+MemoryKinds& kinds() {
+  static MemoryKinds k;
+  return k;
+}
+
+// The allocation holding p, if it is host memory the device may use (cudaHostAlloc,
+// cudaHostRegister).
+const Allocation* host_mapping_of(const void* p) {
+  const Allocation* a = memory().find(reinterpret_cast<uint64_t>(p), 1);
+  if (!a) return nullptr;
+  return st().host_allocs.count(a->base) || kinds().registered.count(a->base) ? a : nullptr;
+}
+bool is_managed(const void* p, size_t bytes) {
+  const Allocation* a = memory().find(reinterpret_cast<uint64_t>(p), std::max<size_t>(bytes, 1));
+  return a && kinds().managed.count(a->base);
+}
+
+// An allocation leaving the table through cudaFree or cudaFreeAsync.
+void forget_allocation(uint64_t base) {
+  kinds().managed.erase(base);
+  auto it = kinds().pooled.find(base);
+  if (it == kinds().pooled.end()) return;
+  MemPoolImpl* pool = it->second.pool;
+  pool->used -= std::min(pool->used, it->second.bytes);
+  kinds().pooled.erase(it);
+  if (pool->destroyed && pool->used == 0) delete pool;
+}
+
+cudaError_t check_location(const cudaMemLocation& l) {
+  switch (l.type) {
+    case cudaMemLocationTypeDevice: return l.id == 0 ? cudaSuccess : cudaErrorInvalidDevice;
+    case cudaMemLocationTypeHost: case cudaMemLocationTypeHostNuma: case cudaMemLocationTypeHostNumaCurrent:
+      return cudaSuccess;
+    default: return cudaErrorInvalidValue;
+  }
+}
+
+// A 3D copy's checks: linear memory only, positions and widths inside the pitches, device sides
+// inside one allocation.
+cudaError_t check_copy_3d(const cudaMemcpy3DParms& p, const char* fn) {
+  if (p.srcArray || p.dstArray) return unsupported(fn, "a copy to or from a CUDA array");
+  if (!p.srcPtr.ptr || !p.dstPtr.ptr) return cudaErrorInvalidValue;
+  const cudaExtent e = p.extent;
+  if (e.width == 0 || e.height == 0 || e.depth == 0) return cudaErrorInvalidValue;
+  if (p.srcPos.x + e.width > p.srcPtr.pitch || p.dstPos.x + e.width > p.dstPtr.pitch) return cudaErrorInvalidValue;
+  if (e.depth > 1 && (p.srcPos.y + e.height > p.srcPtr.ysize || p.dstPos.y + e.height > p.dstPtr.ysize))
+    return cudaErrorInvalidValue;
+  if (p.kind == cudaMemcpyDefault || p.kind == cudaMemcpyHostToHost) return cudaSuccess;
+  const bool dst_dev = p.kind == cudaMemcpyHostToDevice || p.kind == cudaMemcpyDeviceToDevice;
+  const bool src_dev = p.kind == cudaMemcpyDeviceToHost || p.kind == cudaMemcpyDeviceToDevice;
+  if (!dst_dev && !src_dev) return cudaErrorInvalidMemcpyDirection;
+  auto span_ok = [&](const cudaPitchedPtr& ptr, const cudaPos& pos) {
+    const char* first = pitched_at(ptr, pos, 0, 0);
+    const char* last = pitched_at(ptr, pos, e.height - 1, e.depth - 1) + e.width;
+    return in_table(first, size_t(last - first));
+  };
+  if ((dst_dev && !span_ok(p.dstPtr, p.dstPos)) || (src_dev && !span_ok(p.srcPtr, p.srcPos))) {
+    say(std::string(fn) + ": a device range is not inside one allocation");
+    return cudaErrorInvalidValue;
+  }
+  return cudaSuccess;
+}
+
+bool in_graph(const GraphImpl& g, const Node* n) {
+  return std::any_of(g.nodes.begin(), g.nodes.end(), [&](const auto& m) { return m.get() == n; });
+}
+// A node for graph g, after dependencies that must all be nodes of g.
+cudaError_t add_node(cudaGraphNode_t* out, cudaGraph_t g, const cudaGraphNode_t* deps, size_t count,
+                     std::unique_ptr<Node> n) {
+  if (!out || !g || (count && !deps)) return cudaErrorInvalidValue;
+  GraphImpl& graph = *reinterpret_cast<GraphImpl*>(g);
+  for (size_t i = 0; i < count; ++i) {
+    const Node* d = reinterpret_cast<const Node*>(deps[i]);
+    if (!in_graph(graph, d) || std::find(n->deps.begin(), n->deps.end(), d) != n->deps.end())
+      return cudaErrorInvalidValue;  // not a node of g, or named twice
+    n->deps.push_back(d);
+  }
+  *out = reinterpret_cast<cudaGraphNode_t>(n.get());
+  graph.nodes.push_back(std::move(n));
+  return cudaSuccess;
+}
+// Whether `from` depends, directly or not, on `on`.
+bool depends_on(const Node* from, const Node* on) {
+  std::vector<const Node*> todo{from};
+  std::set<const Node*> seen;
+  while (!todo.empty()) {
+    const Node* n = todo.back();
+    todo.pop_back();
+    if (n == on) return true;
+    if (!seen.insert(n).second) continue;
+    todo.insert(todo.end(), n->deps.begin(), n->deps.end());
+  }
+  return false;
 }
 
 }  // namespace
@@ -700,8 +885,16 @@ cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int device) 
     case cudaDevAttrIntegrated: *value = 0; break;
     case cudaDevAttrCanMapHostMemory: *value = 1; break;
     case cudaDevAttrUnifiedAddressing: *value = 1; break;
-    case cudaDevAttrManagedMemory: *value = 0; break;
-    case cudaDevAttrConcurrentManagedAccess: *value = 0; break;
+    // Managed memory is one memory for host and device, and launches run to completion before
+    // the host goes on, so the host may touch it at any time: concurrent access holds.
+    case cudaDevAttrManagedMemory: *value = 1; break;
+    case cudaDevAttrConcurrentManagedAccess: *value = 1; break;
+    case cudaDevAttrDirectManagedMemAccessFromHost: *value = 1; break;
+    case cudaDevAttrHostRegisterSupported: *value = 1; break;
+    case cudaDevAttrHostRegisterReadOnlySupported: *value = 1; break;
+    case cudaDevAttrCanUseHostPointerForRegisteredMem: *value = 1; break;
+    case cudaDevAttrPageableMemoryAccessUsesHostPageTables: *value = 0; break;
+    case cudaDevAttrMemoryPoolSupportedHandleTypes: *value = 0; break;
     case cudaDevAttrPageableMemoryAccess: *value = 0; break;
     case cudaDevAttrAsyncEngineCount: *value = 1; break;
     case cudaDevAttrMaxPersistingL2CacheSize: *value = 0; break;
@@ -715,7 +908,7 @@ cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int device) 
     case cudaDevAttrTccDriver: *value = 0; break;
     case cudaDevAttrKernelExecTimeout: *value = 0; break;
     case cudaDevAttrComputeMode: *value = 0; break;
-    case cudaDevAttrMemoryPoolsSupported: *value = 0; break;
+    case cudaDevAttrMemoryPoolsSupported: *value = 1; break;
     case cudaDevAttrClusterLaunch: *value = 0; break;
     case cudaDevAttrHostNativeAtomicSupported: *value = 0; break;
     default:
@@ -760,6 +953,13 @@ cudaError_t cudaGetDeviceProperties(cudaDeviceProp* p, int device) {
   p->sharedMemPerBlockOptin = size_t(c.smem_per_block_optin);
   p->maxBlocksPerMultiProcessor = c.max_blocks_per_sm;
   p->cooperativeLaunch = 1;
+  p->managedMemory = 1;
+  p->concurrentManagedAccess = 1;
+  p->directManagedMemAccessFromHost = 1;
+  p->hostRegisterSupported = 1;
+  p->hostRegisterReadOnlySupported = 1;
+  p->canUseHostPointerForRegisteredMem = 1;
+  p->memoryPoolsSupported = 1;
   p->globalL1CacheSupported = 1;
   p->localL1CacheSupported = 1;
   p->reservedSharedMemPerBlock = 1024;
@@ -810,10 +1010,11 @@ cudaError_t cudaFree(void* p) {
   if (!p) return cudaSuccess;
   const Allocation* a = memory().find(reinterpret_cast<uint64_t>(p), 1);
   const uint64_t bytes = a && a->base == reinterpret_cast<uint64_t>(p) ? a->bytes : 0;
-  if (!memory().remove(reinterpret_cast<uint64_t>(p))) {
+  if (host_mapping_of(p) || !memory().remove(reinterpret_cast<uint64_t>(p))) {
     say("cudaFree: pointer was not returned by cudaMalloc");
     return set_error(cudaErrorInvalidValue);
   }
+  forget_allocation(reinterpret_cast<uint64_t>(p));
   metrics::device_free(bytes);
   std::free(p);
   return cudaSuccess;
@@ -845,9 +1046,11 @@ cudaError_t cudaFreeHost(void* p) {
   std::free(p);
   return cudaSuccess;
 }
-cudaError_t cudaHostGetDevicePointer(void** d, void* h, unsigned int) {
+// Mapped host memory has one address on both sides (cudaDevAttrCanUseHostPointerForRegisteredMem),
+// and any address inside a mapping maps.
+cudaError_t cudaHostGetDevicePointer(void** d, void* h, unsigned int flags) {
   EMU_API_LOCK();
-  if (!d || !st().host_allocs.count(reinterpret_cast<uint64_t>(h))) return set_error(cudaErrorInvalidValue);
+  if (!d || flags != 0 || !host_mapping_of(h)) return set_error(cudaErrorInvalidValue);
   *d = h;
   return cudaSuccess;
 }
@@ -972,11 +1175,12 @@ cudaError_t cudaPointerGetAttributes(cudaPointerAttributes* a, const void* p) {
   if (!a) return set_error(cudaErrorInvalidValue);
   std::memset(a, 0, sizeof *a);
   const Allocation* al = memory().find(reinterpret_cast<uint64_t>(p), 1);
-  const bool host = st().host_allocs.count(al ? al->base : 0) != 0;
-  a->type = !al ? cudaMemoryTypeUnregistered : host ? cudaMemoryTypeHost : cudaMemoryTypeDevice;
+  const bool host = host_mapping_of(p) != nullptr;
+  const bool managed = al && kinds().managed.count(al->base);
+  a->type = !al ? cudaMemoryTypeUnregistered : host ? cudaMemoryTypeHost : managed ? cudaMemoryTypeManaged : cudaMemoryTypeDevice;
   a->device = 0;
   a->devicePointer = al ? const_cast<void*>(p) : nullptr;
-  a->hostPointer = (!al || host) ? const_cast<void*>(p) : nullptr;
+  a->hostPointer = (!al || host || managed) ? const_cast<void*>(p) : nullptr;
   return cudaSuccess;
 }
 
@@ -1150,7 +1354,7 @@ cudaError_t cudaStreamIsCapturing(cudaStream_t s, cudaStreamCaptureStatus* statu
   *status = si && si->capture ? cudaStreamCaptureStatusActive : cudaStreamCaptureStatusNone;
   return cudaSuccess;
 }
-cudaError_t cudaGraphAddKernelNode(cudaGraphNode_t* node, cudaGraph_t g, const cudaGraphNode_t*, size_t,
+cudaError_t cudaGraphAddKernelNode(cudaGraphNode_t* node, cudaGraph_t g, const cudaGraphNode_t* deps, size_t count,
                                    const cudaKernelNodeParams* p) {
   EMU_API_LOCK();
   EMU_STICKY();
@@ -1159,17 +1363,15 @@ cudaError_t cudaGraphAddKernelNode(cudaGraphNode_t* node, cudaGraph_t g, const c
   n->kind = Node::kernel;
   cudaError_t e = prepare(p->func, p->gridDim, p->blockDim, p->kernelParams, p->sharedMemBytes, n->launch);
   if (e != cudaSuccess) return set_error(e);
-  *node = reinterpret_cast<cudaGraphNode_t>(n.get());
-  reinterpret_cast<GraphImpl*>(g)->nodes.push_back(std::move(n));
-  return cudaSuccess;
+  return set_error(add_node(node, g, deps, count, std::move(n)));
 }
 cudaError_t cudaGraphInstantiate(cudaGraphExec_t* exec, cudaGraph_t g, unsigned long long) {
   EMU_API_LOCK();
   EMU_STICKY();
   if (!exec || !g) return set_error(cudaErrorInvalidValue);
   auto* x = new GraphExecImpl;
-  for (auto& n : reinterpret_cast<GraphImpl*>(g)->nodes) {
-    x->index[n.get()] = x->nodes.size();
+  for (const Node* n : execution_order(*reinterpret_cast<GraphImpl*>(g))) {
+    x->index[n] = x->nodes.size();
     x->nodes.push_back(*n);
   }
   *exec = reinterpret_cast<cudaGraphExec_t>(x);
@@ -1218,21 +1420,483 @@ cudaError_t cudaGraphExecUpdate(cudaGraphExec_t x, cudaGraph_t g, cudaGraphExecU
     if (info) info->result = r;
     return set_error(cudaErrorGraphExecUpdateFailure);
   };
-  if (gi->nodes.size() != gx->nodes.size()) return fail(cudaGraphExecUpdateErrorTopologyChanged);
-  for (size_t i = 0; i < gi->nodes.size(); ++i) {
-    const Node& a = *gi->nodes[i];
+  const std::vector<const Node*> order = execution_order(*gi);
+  if (order.size() != gx->nodes.size()) return fail(cudaGraphExecUpdateErrorTopologyChanged);
+  for (size_t i = 0; i < order.size(); ++i) {
+    const Node& a = *order[i];
     const Node& b = gx->nodes[i];
     if (a.kind != b.kind) return fail(cudaGraphExecUpdateErrorNodeTypeChanged);
     if (a.kind == Node::kernel && a.launch.rec != b.launch.rec) return fail(cudaGraphExecUpdateErrorFunctionChanged);
   }
   gx->index.clear();
-  for (size_t i = 0; i < gi->nodes.size(); ++i) {
-    gx->nodes[i] = *gi->nodes[i];
-    gx->index[gi->nodes[i].get()] = i;
+  for (size_t i = 0; i < order.size(); ++i) {
+    gx->nodes[i] = *order[i];
+    gx->index[order[i]] = i;
   }
   if (info) info->result = cudaGraphExecUpdateSuccess;
   return cudaSuccess;
 }
+
+// --- graphs built node by node ---------------------------------------------------------------
+cudaError_t cudaGraphAddMemcpyNode(cudaGraphNode_t* node, cudaGraph_t g, const cudaGraphNode_t* deps, size_t count,
+                                   const cudaMemcpy3DParms* p) {
+  EMU_API_LOCK();
+  EMU_STICKY();
+  if (!p) return set_error(cudaErrorInvalidValue);
+  if (cudaError_t e = check_copy_3d(*p, "cudaGraphAddMemcpyNode"); e != cudaSuccess) return set_error(e);
+  auto n = std::make_unique<Node>();
+  n->kind = Node::memcpy3d;
+  n->copy = *p;
+  return set_error(add_node(node, g, deps, count, std::move(n)));
+}
+cudaError_t cudaGraphAddMemcpyNode1D(cudaGraphNode_t* node, cudaGraph_t g, const cudaGraphNode_t* deps,
+                                     size_t count, void* dst, const void* src, size_t bytes, cudaMemcpyKind kind) {
+  EMU_API_LOCK();
+  EMU_STICKY();
+  if (bytes == 0) return set_error(cudaErrorInvalidValue);
+  if (cudaError_t e = check_copy(dst, src, bytes, kind); e != cudaSuccess) return set_error(e);
+  auto n = std::make_unique<Node>();
+  n->kind = Node::memcpy_;
+  n->dst = dst;
+  n->src = src;
+  n->bytes = bytes;
+  return set_error(add_node(node, g, deps, count, std::move(n)));
+}
+cudaError_t cudaGraphAddMemsetNode(cudaGraphNode_t* node, cudaGraph_t g, const cudaGraphNode_t* deps, size_t count,
+                                   const cudaMemsetParams* p) {
+  EMU_API_LOCK();
+  EMU_STICKY();
+  if (!p || !p->dst || p->width == 0 || p->height == 0) return set_error(cudaErrorInvalidValue);
+  if (p->elementSize != 1 && p->elementSize != 2 && p->elementSize != 4) return set_error(cudaErrorInvalidValue);
+  const size_t row = p->width * p->elementSize;
+  if (p->height > 1 && p->pitch < row) return set_error(cudaErrorInvalidValue);
+  const size_t span = (p->height - 1) * p->pitch + row;
+  if (!in_table(p->dst, span)) {
+    say("cudaGraphAddMemsetNode: the range is not inside one allocation (" +
+        memory().describe(reinterpret_cast<uint64_t>(p->dst)) + ")");
+    return set_error(cudaErrorInvalidValue);
+  }
+  auto n = std::make_unique<Node>();
+  n->kind = Node::memset_;
+  n->dst = p->dst;
+  n->value = int(p->value);
+  n->element = p->elementSize;
+  n->bytes = row;
+  n->rows = p->height;
+  n->pitch = p->pitch;
+  return set_error(add_node(node, g, deps, count, std::move(n)));
+}
+cudaError_t cudaGraphAddHostNode(cudaGraphNode_t* node, cudaGraph_t g, const cudaGraphNode_t* deps, size_t count,
+                                 const cudaHostNodeParams* p) {
+  EMU_API_LOCK();
+  EMU_STICKY();
+  if (!p || !p->fn) return set_error(cudaErrorInvalidValue);
+  auto n = std::make_unique<Node>();
+  n->kind = Node::host;
+  n->fn = p->fn;
+  n->user = p->userData;
+  return set_error(add_node(node, g, deps, count, std::move(n)));
+}
+cudaError_t cudaGraphAddEmptyNode(cudaGraphNode_t* node, cudaGraph_t g, const cudaGraphNode_t* deps, size_t count) {
+  EMU_API_LOCK();
+  EMU_STICKY();
+  auto n = std::make_unique<Node>();
+  n->kind = Node::empty;
+  return set_error(add_node(node, g, deps, count, std::move(n)));
+}
+cudaError_t cudaGraphAddEventRecordNode(cudaGraphNode_t* node, cudaGraph_t g, const cudaGraphNode_t* deps,
+                                        size_t count, cudaEvent_t event) {
+  EMU_API_LOCK();
+  EMU_STICKY();
+  if (!event) return set_error(cudaErrorInvalidValue);
+  auto n = std::make_unique<Node>();
+  n->kind = Node::event_record;
+  n->event = reinterpret_cast<EventImpl*>(event);
+  return set_error(add_node(node, g, deps, count, std::move(n)));
+}
+// Work before the graph launch has already run when the launch starts, so the wait is ordering only.
+cudaError_t cudaGraphAddEventWaitNode(cudaGraphNode_t* node, cudaGraph_t g, const cudaGraphNode_t* deps,
+                                      size_t count, cudaEvent_t event) {
+  EMU_API_LOCK();
+  EMU_STICKY();
+  if (!event) return set_error(cudaErrorInvalidValue);
+  auto n = std::make_unique<Node>();
+  n->kind = Node::event_wait;
+  n->event = reinterpret_cast<EventImpl*>(event);
+  return set_error(add_node(node, g, deps, count, std::move(n)));
+}
+cudaError_t cudaGraphAddDependencies(cudaGraph_t g, const cudaGraphNode_t* from, const cudaGraphNode_t* to,
+                                     const cudaGraphEdgeData* edges, size_t count) {
+  EMU_API_LOCK();
+  EMU_STICKY();
+  if (!g || (count && (!from || !to))) return set_error(cudaErrorInvalidValue);
+  GraphImpl& graph = *reinterpret_cast<GraphImpl*>(g);
+  for (size_t i = 0; i < count; ++i) {
+    // Only the default edge (full completion of `from`) is emulated.
+    if (edges && (edges[i].from_port || edges[i].to_port || edges[i].type))
+      return unsupported("cudaGraphAddDependencies", "an edge other than the default");
+    const Node* a = reinterpret_cast<const Node*>(from[i]);
+    Node* b = reinterpret_cast<Node*>(to[i]);
+    if (!in_graph(graph, a) || !in_graph(graph, b) || a == b) return set_error(cudaErrorInvalidValue);
+    if (std::find(b->deps.begin(), b->deps.end(), a) != b->deps.end()) return set_error(cudaErrorInvalidValue);
+    if (depends_on(a, b)) return set_error(cudaErrorInvalidValue);  // the edge would close a cycle
+    b->deps.push_back(a);
+  }
+  return cudaSuccess;
+}
+cudaError_t cudaGraphGetNodes(cudaGraph_t g, cudaGraphNode_t* nodes, size_t* count) {
+  EMU_API_LOCK();
+  if (!g || !count) return set_error(cudaErrorInvalidValue);
+  const GraphImpl& graph = *reinterpret_cast<GraphImpl*>(g);
+  if (nodes) {
+    for (size_t i = 0; i < *count; ++i)
+      nodes[i] = i < graph.nodes.size() ? reinterpret_cast<cudaGraphNode_t>(graph.nodes[i].get()) : nullptr;
+    *count = std::min(*count, graph.nodes.size());
+  } else {
+    *count = graph.nodes.size();
+  }
+  return cudaSuccess;
+}
+cudaError_t cudaGraphGetRootNodes(cudaGraph_t g, cudaGraphNode_t* nodes, size_t* count) {
+  EMU_API_LOCK();
+  if (!g || !count) return set_error(cudaErrorInvalidValue);
+  std::vector<cudaGraphNode_t> roots;
+  for (const auto& n : reinterpret_cast<GraphImpl*>(g)->nodes)
+    if (n->deps.empty()) roots.push_back(reinterpret_cast<cudaGraphNode_t>(n.get()));
+  if (nodes) {
+    for (size_t i = 0; i < *count; ++i) nodes[i] = i < roots.size() ? roots[i] : nullptr;
+    *count = std::min(*count, roots.size());
+  } else {
+    *count = roots.size();
+  }
+  return cudaSuccess;
+}
+cudaError_t cudaGraphNodeGetType(cudaGraphNode_t node, cudaGraphNodeType* type) {
+  EMU_API_LOCK();
+  if (!node || !type) return set_error(cudaErrorInvalidValue);
+  switch (reinterpret_cast<const Node*>(node)->kind) {
+    case Node::kernel: *type = cudaGraphNodeTypeKernel; break;
+    case Node::memcpy_: case Node::memcpy3d: *type = cudaGraphNodeTypeMemcpy; break;
+    case Node::memset_: *type = cudaGraphNodeTypeMemset; break;
+    case Node::host: *type = cudaGraphNodeTypeHost; break;
+    case Node::empty: *type = cudaGraphNodeTypeEmpty; break;
+    case Node::event_record: *type = cudaGraphNodeTypeEventRecord; break;
+    case Node::event_wait: *type = cudaGraphNodeTypeWaitEvent; break;
+  }
+  return cudaSuccess;
+}
+cudaError_t cudaGraphInstantiateWithFlags(cudaGraphExec_t* exec, cudaGraph_t g, unsigned long long flags) {
+  EMU_API_LOCK();
+  return cudaGraphInstantiate(exec, g, flags);
+}
+
+// --- host functions in stream order ----------------------------------------------------------
+cudaError_t cudaLaunchHostFunc(cudaStream_t s, cudaHostFn_t fn, void* user) {
+  EMU_API_LOCK();
+  EMU_STICKY();
+  if (!fn) return set_error(cudaErrorInvalidValue);
+  Node n;
+  n.kind = Node::host;
+  n.fn = fn;
+  n.user = user;
+  return set_error(issue(s, std::move(n)));
+}
+cudaError_t cudaLaunchHostFunc_ptsz(cudaStream_t s, cudaHostFn_t fn, void* user) { return cudaLaunchHostFunc(s, fn, user); }
+cudaError_t cudaStreamAddCallback(cudaStream_t s, cudaStreamCallback_t cb, void* user, unsigned int flags) {
+  EMU_API_LOCK();
+  EMU_STICKY();
+  if (!cb || flags != 0) return set_error(cudaErrorInvalidValue);
+  if (StreamImpl* si = stream_of(s); si && si->capture) return set_error(cudaErrorStreamCaptureUnsupported);
+  cb(s, cudaSuccess, user);
+  return cudaSuccess;
+}
+
+// --- launches with attributes ----------------------------------------------------------------
+// cudaLaunchKernelEx (the C++ template) and CUB's launches in CUDA 13 come here. Attributes that
+// only schedule, prioritize or overlap launches change no result when launches run one after
+// another, so they are accepted and ignored; the completion events are recorded after the grid.
+cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t* config, const void* func, void** args) {
+  EMU_API_LOCK();
+  EMU_STICKY();
+  if (!config || (config->numAttrs && !config->attrs)) return set_error(cudaErrorInvalidValue);
+  bool cooperative = false;
+  std::vector<cudaEvent_t> completion;
+  for (unsigned i = 0; i < config->numAttrs; ++i) {
+    const cudaLaunchAttribute& a = config->attrs[i];
+    switch (a.id) {
+      case cudaLaunchAttributeIgnore: case cudaLaunchAttributeAccessPolicyWindow:
+      case cudaLaunchAttributeSynchronizationPolicy: case cudaLaunchAttributeClusterSchedulingPolicyPreference:
+      case cudaLaunchAttributeProgrammaticStreamSerialization: case cudaLaunchAttributePriority:
+      case cudaLaunchAttributeMemSyncDomainMap: case cudaLaunchAttributeMemSyncDomain:
+      case cudaLaunchAttributePreferredClusterDimension:  // a preference: the required dimension rules
+        break;
+      case cudaLaunchAttributeCooperative: cooperative = a.val.cooperative != 0; break;
+      case cudaLaunchAttributeClusterDimension:
+        if (a.val.clusterDim.x != 1 || a.val.clusterDim.y != 1 || a.val.clusterDim.z != 1)
+          return unsupported("cudaLaunchKernelExC", "a thread block cluster of " +
+                             std::to_string(a.val.clusterDim.x) + "x" + std::to_string(a.val.clusterDim.y) +
+                             "x" + std::to_string(a.val.clusterDim.z) + " blocks");
+        break;
+      case cudaLaunchAttributeProgrammaticEvent:
+        if (a.val.programmaticEvent.event) completion.push_back(a.val.programmaticEvent.event);
+        break;
+      case cudaLaunchAttributeLaunchCompletionEvent:
+        if (a.val.launchCompletionEvent.event) completion.push_back(a.val.launchCompletionEvent.event);
+        break;
+      default:
+        return unsupported("cudaLaunchKernelExC", "launch attribute " + std::to_string(int(a.id)));
+    }
+  }
+  cudaError_t e = launch_common(func, config->gridDim, config->blockDim, args, config->dynamicSmemBytes,
+                                config->stream, cooperative);
+  if (e != cudaSuccess) return e;
+  for (cudaEvent_t ev : completion)
+    if (cudaError_t r = cudaEventRecord(ev, config->stream); r != cudaSuccess) return r;
+  return cudaSuccess;
+}
+cudaError_t cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t* config, const void* func, void** args) {
+  return cudaLaunchKernelExC(config, func, args);
+}
+
+// --- device flags and the profiler -----------------------------------------------------------
+cudaError_t cudaSetDeviceFlags(unsigned int flags) {
+  EMU_API_LOCK();
+  if (!device_visible()) return set_error(cudaErrorNoDevice);
+  const unsigned schedule = flags & cudaDeviceScheduleMask;
+  if ((flags & ~unsigned(cudaDeviceMask)) ||
+      (schedule != cudaDeviceScheduleAuto && schedule != cudaDeviceScheduleSpin &&
+       schedule != cudaDeviceScheduleYield && schedule != cudaDeviceScheduleBlockingSync))
+    return set_error(cudaErrorInvalidValue);
+  kinds().device_flags = flags | cudaDeviceMapHost;
+  return cudaSuccess;
+}
+cudaError_t cudaGetDeviceFlags(unsigned int* flags) {
+  EMU_API_LOCK();
+  if (!flags) return set_error(cudaErrorInvalidValue);
+  *flags = kinds().device_flags;
+  return cudaSuccess;
+}
+// Profiler ranges mark what a profiler collects; there is none here.
+cudaError_t cudaProfilerStart(void) { return cudaSuccess; }
+cudaError_t cudaProfilerStop(void) { return cudaSuccess; }
+
+// --- registered host memory ------------------------------------------------------------------
+cudaError_t cudaHostRegister(void* p, size_t bytes, unsigned int flags) {
+  EMU_API_LOCK();
+  EMU_STICKY();
+  if (!p || bytes == 0 ||
+      (flags & ~unsigned(cudaHostRegisterPortable | cudaHostRegisterMapped | cudaHostRegisterIoMemory |
+                         cudaHostRegisterReadOnly)))
+    return set_error(cudaErrorInvalidValue);
+  if (flags & cudaHostRegisterIoMemory) return unsupported("cudaHostRegister", "I/O memory");
+  const uint64_t base = reinterpret_cast<uint64_t>(p);
+  const auto& all = memory().all();
+  auto next = all.lower_bound(base + bytes);
+  if (next != all.begin() && std::prev(next)->second.base + std::prev(next)->second.bytes > base) {
+    const uint64_t other = std::prev(next)->second.base;
+    if (st().host_allocs.count(other) || kinds().registered.count(other))
+      return set_error(cudaErrorHostMemoryAlreadyRegistered);
+    say("cudaHostRegister: the range overlaps " + memory().describe(base));
+    return set_error(cudaErrorInvalidValue);
+  }
+  // Read-only registration is honoured: a kernel's store to it is an illegal address.
+  memory().add(base, bytes, "host memory registered with cudaHostRegister", !(flags & cudaHostRegisterReadOnly));
+  kinds().registered[base] = flags;
+  return cudaSuccess;
+}
+cudaError_t cudaHostUnregister(void* p) {
+  EMU_API_LOCK();
+  EMU_STICKY();
+  if (!p) return set_error(cudaErrorInvalidValue);
+  if (!kinds().registered.erase(reinterpret_cast<uint64_t>(p))) return set_error(cudaErrorHostMemoryNotRegistered);
+  memory().remove(reinterpret_cast<uint64_t>(p));
+  return cudaSuccess;
+}
+
+// --- managed memory --------------------------------------------------------------------------
+cudaError_t cudaMallocManaged(void** p, size_t bytes, unsigned int flags) {
+  EMU_API_LOCK();
+  EMU_STICKY();
+  if (!p || bytes == 0 || (flags != cudaMemAttachGlobal && flags != cudaMemAttachHost))
+    return set_error(cudaErrorInvalidValue);
+  if (cudaError_t e = device_alloc(p, bytes, "a cudaMallocManaged allocation"); e != cudaSuccess) return e;
+  // The host writes managed memory without a runtime call, so its bytes count as written; the
+  // all-ones fill still shows a program that reads what nobody wrote ("the memory is not
+  // cleared", says cudaMallocManaged).
+  san::on_host_write(*p, bytes);
+  kinds().managed.insert(reinterpret_cast<uint64_t>(*p));
+  return cudaSuccess;
+}
+cudaError_t cudaMemPrefetchAsync(const void* p, size_t bytes, cudaMemLocation location, unsigned int flags,
+                                 cudaStream_t) {
+  EMU_API_LOCK();
+  EMU_STICKY();
+  if (!p || bytes == 0 || flags != 0) return set_error(cudaErrorInvalidValue);
+  if (cudaError_t e = check_location(location); e != cudaSuccess) return set_error(e);
+  if (!is_managed(p, bytes)) {
+    say("cudaMemPrefetchAsync: the range is not inside one managed allocation");
+    return set_error(cudaErrorInvalidValue);
+  }
+  return cudaSuccess;  // one memory serves host and device: there is nothing to move
+}
+cudaError_t cudaMemPrefetchAsync_ptsz(const void* p, size_t bytes, cudaMemLocation location, unsigned int flags,
+                                      cudaStream_t s) {
+  return cudaMemPrefetchAsync(p, bytes, location, flags, s);
+}
+cudaError_t cudaMemAdvise(const void* p, size_t bytes, cudaMemoryAdvise advice, cudaMemLocation location) {
+  EMU_API_LOCK();
+  EMU_STICKY();
+  if (!p || bytes == 0 || advice < cudaMemAdviseSetReadMostly || advice > cudaMemAdviseUnsetAccessedBy)
+    return set_error(cudaErrorInvalidValue);
+  // Read-mostly advice names no location.
+  if (advice != cudaMemAdviseSetReadMostly && advice != cudaMemAdviseUnsetReadMostly)
+    if (cudaError_t e = check_location(location); e != cudaSuccess) return set_error(e);
+  if (!is_managed(p, bytes)) {
+    say("cudaMemAdvise: the range is not inside one managed allocation");
+    return set_error(cudaErrorInvalidValue);
+  }
+  return cudaSuccess;  // advice about placement; there is one placement
+}
+cudaError_t cudaStreamAttachMemAsync(cudaStream_t, void* p, size_t bytes, unsigned int flags) {
+  EMU_API_LOCK();
+  EMU_STICKY();
+  if (flags != cudaMemAttachGlobal && flags != cudaMemAttachHost && flags != cudaMemAttachSingle)
+    return set_error(cudaErrorInvalidValue);
+  if (!p || !is_managed(p, bytes)) return set_error(cudaErrorInvalidValue);
+  return cudaSuccess;
+}
+
+// --- stream-ordered allocation and memory pools ----------------------------------------------
+cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t* pool, int device) {
+  EMU_API_LOCK();
+  if (!pool) return set_error(cudaErrorInvalidValue);
+  if (device != 0 || !device_visible()) return set_error(cudaErrorInvalidDevice);
+  *pool = reinterpret_cast<cudaMemPool_t>(&kinds().default_pool);
+  return cudaSuccess;
+}
+cudaError_t cudaDeviceGetMemPool(cudaMemPool_t* pool, int device) {
+  EMU_API_LOCK();
+  if (!pool) return set_error(cudaErrorInvalidValue);
+  if (device != 0 || !device_visible()) return set_error(cudaErrorInvalidDevice);
+  *pool = reinterpret_cast<cudaMemPool_t>(kinds().current_pool);
+  return cudaSuccess;
+}
+cudaError_t cudaDeviceSetMemPool(int device, cudaMemPool_t pool) {
+  EMU_API_LOCK();
+  if (!pool) return set_error(cudaErrorInvalidValue);
+  if (device != 0 || !device_visible()) return set_error(cudaErrorInvalidDevice);
+  kinds().current_pool = reinterpret_cast<MemPoolImpl*>(pool);
+  return cudaSuccess;
+}
+cudaError_t cudaMemPoolCreate(cudaMemPool_t* pool, const cudaMemPoolProps* props) {
+  EMU_API_LOCK();
+  EMU_STICKY();
+  if (!pool || !props || props->allocType != cudaMemAllocationTypePinned) return set_error(cudaErrorInvalidValue);
+  if (props->location.type != cudaMemLocationTypeDevice) return set_error(cudaErrorInvalidValue);
+  if (props->location.id != 0) return set_error(cudaErrorInvalidDevice);
+  if (props->handleTypes != cudaMemHandleTypeNone)
+    return unsupported("cudaMemPoolCreate", "a pool whose allocations export handles");
+  *pool = reinterpret_cast<cudaMemPool_t>(new MemPoolImpl);
+  return cudaSuccess;
+}
+// Outstanding allocations keep a destroyed pool alive until they are freed, as the runtime says.
+cudaError_t cudaMemPoolDestroy(cudaMemPool_t pool) {
+  EMU_API_LOCK();
+  auto* p = reinterpret_cast<MemPoolImpl*>(pool);
+  if (!p || p == &kinds().default_pool) return set_error(cudaErrorInvalidValue);
+  if (kinds().current_pool == p) kinds().current_pool = &kinds().default_pool;
+  if (p->used) p->destroyed = true;
+  else delete p;
+  return cudaSuccess;
+}
+cudaError_t cudaMemPoolTrimTo(cudaMemPool_t pool, size_t) {
+  EMU_API_LOCK();
+  return pool ? cudaSuccess : set_error(cudaErrorInvalidValue);  // freed memory is returned at once
+}
+// A pool reserves exactly what it hands out: freed memory goes back at once, whatever the
+// release threshold (a threshold only allows a pool to keep more).
+cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t pool, cudaMemPoolAttr attr, void* value) {
+  EMU_API_LOCK();
+  auto* p = reinterpret_cast<MemPoolImpl*>(pool);
+  if (!p || !value) return set_error(cudaErrorInvalidValue);
+  switch (attr) {
+    case cudaMemPoolReuseFollowEventDependencies: case cudaMemPoolReuseAllowOpportunistic:
+    case cudaMemPoolReuseAllowInternalDependencies:
+      p->reuse[int(attr) - int(cudaMemPoolReuseFollowEventDependencies)] = *static_cast<int*>(value);
+      return cudaSuccess;
+    case cudaMemPoolAttrReleaseThreshold: p->release_threshold = *static_cast<uint64_t*>(value); return cudaSuccess;
+    case cudaMemPoolAttrReservedMemHigh: case cudaMemPoolAttrUsedMemHigh:
+      if (*static_cast<uint64_t*>(value) != 0) return set_error(cudaErrorInvalidValue);  // only a reset
+      p->used_high = p->used;
+      return cudaSuccess;
+    default: return set_error(cudaErrorInvalidValue);
+  }
+}
+cudaError_t cudaMemPoolGetAttribute(cudaMemPool_t pool, cudaMemPoolAttr attr, void* value) {
+  EMU_API_LOCK();
+  auto* p = reinterpret_cast<MemPoolImpl*>(pool);
+  if (!p || !value) return set_error(cudaErrorInvalidValue);
+  switch (attr) {
+    case cudaMemPoolReuseFollowEventDependencies: case cudaMemPoolReuseAllowOpportunistic:
+    case cudaMemPoolReuseAllowInternalDependencies:
+      *static_cast<int*>(value) = p->reuse[int(attr) - int(cudaMemPoolReuseFollowEventDependencies)];
+      return cudaSuccess;
+    case cudaMemPoolAttrReleaseThreshold: *static_cast<uint64_t*>(value) = p->release_threshold; return cudaSuccess;
+    case cudaMemPoolAttrReservedMemCurrent: case cudaMemPoolAttrUsedMemCurrent:
+      *static_cast<uint64_t*>(value) = p->used;
+      return cudaSuccess;
+    case cudaMemPoolAttrReservedMemHigh: case cudaMemPoolAttrUsedMemHigh:
+      *static_cast<uint64_t*>(value) = p->used_high;
+      return cudaSuccess;
+    default: return set_error(cudaErrorInvalidValue);
+  }
+}
+cudaError_t cudaMemPoolSetAccess(cudaMemPool_t pool, const cudaMemAccessDesc* list, size_t count) {
+  EMU_API_LOCK();
+  if (!pool || (count && !list)) return set_error(cudaErrorInvalidValue);
+  for (size_t i = 0; i < count; ++i)
+    if (cudaError_t e = check_location(list[i].location); e != cudaSuccess) return set_error(e);
+  return cudaSuccess;  // one device: it always has access to its own pools
+}
+cudaError_t cudaMemPoolGetAccess(cudaMemAccessFlags* flags, cudaMemPool_t pool, cudaMemLocation* location) {
+  EMU_API_LOCK();
+  if (!flags || !pool || !location) return set_error(cudaErrorInvalidValue);
+  if (cudaError_t e = check_location(*location); e != cudaSuccess) return set_error(e);
+  *flags = location->type == cudaMemLocationTypeDevice ? cudaMemAccessFlagsProtReadWrite : cudaMemAccessFlagsProtNone;
+  return cudaSuccess;
+}
+cudaError_t cudaMallocFromPoolAsync(void** p, size_t bytes, cudaMemPool_t pool, cudaStream_t s) {
+  EMU_API_LOCK();
+  EMU_STICKY();
+  auto* mp = reinterpret_cast<MemPoolImpl*>(pool);
+  if (!p || !mp || mp->destroyed) return set_error(cudaErrorInvalidValue);
+  if (StreamImpl* si = stream_of(s); si && si->capture)
+    return unsupported("cudaMallocAsync", "allocation inside stream capture (a graph memory node)");
+  if (cudaError_t e = device_alloc(p, bytes, "a cudaMallocAsync allocation"); e != cudaSuccess) return e;
+  if (!*p) return cudaSuccess;
+  kinds().pooled[reinterpret_cast<uint64_t>(*p)] = {mp, bytes};
+  mp->used += bytes;
+  mp->used_high = std::max(mp->used_high, mp->used);
+  return cudaSuccess;
+}
+cudaError_t cudaMallocAsync(void** p, size_t bytes, cudaStream_t s) {
+  EMU_API_LOCK();
+  return cudaMallocFromPoolAsync(p, bytes, reinterpret_cast<cudaMemPool_t>(kinds().current_pool), s);
+}
+// The free takes effect now, which is when the stream reaches it: work issued before it has run.
+cudaError_t cudaFreeAsync(void* p, cudaStream_t s) {
+  EMU_API_LOCK();
+  EMU_STICKY();
+  if (!p || host_mapping_of(p)) return set_error(cudaErrorInvalidValue);
+  if (StreamImpl* si = stream_of(s); si && si->capture)
+    return unsupported("cudaFreeAsync", "a free inside stream capture (a graph memory node)");
+  return cudaFree(p);
+}
+cudaError_t cudaMallocAsync_ptsz(void** p, size_t bytes, cudaStream_t s) { return cudaMallocAsync(p, bytes, s); }
+cudaError_t cudaMallocFromPoolAsync_ptsz(void** p, size_t bytes, cudaMemPool_t pool, cudaStream_t s) {
+  return cudaMallocFromPoolAsync(p, bytes, pool, s);
+}
+cudaError_t cudaFreeAsync_ptsz(void* p, cudaStream_t s) { return cudaFreeAsync(p, s); }
 
 }  // extern "C"
 
