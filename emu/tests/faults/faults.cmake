@@ -98,6 +98,20 @@ fault_kernel(host_pointer KERNEL k_square BLOCK "0,0,0" THREAD "0,0,0"
   INST "ld\\.global(\\.nc)?\\.f32 "
   WHAT "out-of-bounds global load of 4 bytes \\(.*\\) at address 0x[0-9a-f]+"
   ERROR cudaErrorIllegalAddress FIXED)
+# Host memory the device may use (mapped cudaHostAlloc, cudaHostRegister) is checked to its
+# bytes like device memory, and stream-ordered frees un-map at once.
+fault_kernel(mapped_host_oob KERNEL k_ramp BLOCK "7,0,0" THREAD "104,0,0"
+  INST "st\\.global\\.[bsu]32 "
+  WHAT "out-of-bounds global store of 4 bytes \\(0 bytes past the end of pinned host memory \\(cudaHostAlloc\\) of 4000 bytes at 0x[0-9a-f]+\\) at address 0x[0-9a-f]+"
+  ERROR cudaErrorIllegalAddress FIXED)
+fault_kernel(host_register_oob KERNEL k_double BLOCK "7,0,0" THREAD "104,0,0"
+  INST "ld\\.global(\\.nc)?\\.f32 "
+  WHAT "out-of-bounds global load of 4 bytes \\(0 bytes past the end of host memory registered with cudaHostRegister of 4000 bytes at 0x[0-9a-f]+\\) at address 0x[0-9a-f]+"
+  ERROR cudaErrorIllegalAddress FIXED)
+fault_kernel(free_async_use KERNEL k_plus_index BLOCK "0,0,0" THREAD "0,0,0"
+  INST "ld\\.global(\\.nc)?\\.[bsu]32 "
+  WHAT "out-of-bounds global load of 4 bytes \\(0 bytes into a cudaMallocAsync allocation of 2048 bytes at 0x[0-9a-f]+, which was freed\\) at address 0x[0-9a-f]+"
+  ERROR cudaErrorIllegalAddress FIXED)
 
 # --- shared and local memory --------------------------------------------------------------------
 fault_kernel(smem_static KERNEL k_pair_sum BLOCK "0,0,0" THREAD "127,0,0"
