@@ -146,11 +146,11 @@ using LayoutFn = RC (*)(int lane, int i);
 struct Mat {
   int rows = 0, cols = 0;
   ElemType type = ElemType::F32;
-  std::vector<uint32_t> bits;  // row-major
-  uint32_t& at(int r, int c) { return bits[r * cols + c]; }
-  uint32_t at(int r, int c) const { return bits[r * cols + c]; }
+  std::vector<uint64_t> bits;  // row-major
+  uint64_t& at(int r, int c) { return bits[r * cols + c]; }
+  uint64_t at(int r, int c) const { return bits[r * cols + c]; }
   double val(int r, int c) const {
-    uint32_t b = at(r, c);
+    uint64_t b = at(r, c);
     switch (type) {
       case ElemType::F16:
         return ref_f16(static_cast<uint16_t>(b));
@@ -158,7 +158,18 @@ struct Mat {
         return ref_bf16(static_cast<uint16_t>(b));
       case ElemType::TF32:
       case ElemType::F32:
-        return bits_f32(b);
+        return bits_f32(static_cast<uint32_t>(b));
+      case ElemType::S8:
+        return static_cast<int8_t>(b);
+      case ElemType::U8:
+        return static_cast<uint8_t>(b);
+      case ElemType::S32:
+        return static_cast<int32_t>(b);
+      case ElemType::F64: {
+        double d;
+        std::memcpy(&d, &b, 8);
+        return d;
+      }
     }
     return 0;
   }
@@ -184,6 +195,21 @@ Mat random_mat(int rows, int cols, ElemType t, std::mt19937& rng, bool small_int
       case ElemType::F32:
         b = rand_f32(rng, small_int);
         break;
+      case ElemType::S8:  // the whole range: the products and sums of 8-bit types are exact
+        b = rng() & 0xffu;
+        break;
+      case ElemType::U8:
+        b = rng() & 0xffu;
+        break;
+      case ElemType::S32:
+        b = static_cast<uint32_t>(static_cast<int32_t>(rng() % 2000001) - 1000000);
+        break;
+      case ElemType::F64: {
+        double v = small_int ? static_cast<double>(static_cast<int>(rng() % 9) - 4)
+                             : std::uniform_real_distribution<double>(-4, 4)(rng);
+        std::memcpy(&b, &v, 8);
+        break;
+      }
     }
   }
   return m;
@@ -191,6 +217,16 @@ Mat random_mat(int rows, int cols, ElemType t, std::mt19937& rng, bool small_int
 
 bool is16(ElemType t) {
   return t == ElemType::F16 || t == ElemType::BF16;
+}
+bool is8(ElemType t) {
+  return t == ElemType::S8 || t == ElemType::U8;
+}
+// Elements per .b32 register ("containing four .s8 elements", "two .f16 elements", ...).
+int per_reg(ElemType t) {
+  return is8(t) ? 4 : is16(t) ? 2 : 1;
+}
+unsigned width_bits(ElemType t) {
+  return is8(t) ? 8 : is16(t) ? 16 : t == ElemType::F64 ? 64 : 32;
 }
 
 // Element i of a lane's fragment: 16-bit types pack elements i and i+1 (i even) into register
@@ -203,12 +239,11 @@ WarpFrag distribute(const Mat& m, LayoutFn layout, int elems_per_lane) {
       RC rc = layout(lane, i);
       EXPECT_TRUE(rc.row >= 0 && rc.row < m.rows && rc.col >= 0 && rc.col < m.cols);
       EXPECT_TRUE(seen.insert({rc.row, rc.col}).second) << "test layout holds an element twice";
-      uint32_t v = m.at(rc.row, rc.col);
-      if (is16(m.type)) {
-        f[lane][i / 2] |= (v & 0xffffu) << (16 * (i % 2));
-      } else {
-        f[lane][i] = v;
-      }
+      const uint64_t v = m.at(rc.row, rc.col);
+      const int per = per_reg(m.type);
+      const unsigned w = width_bits(m.type);
+      const uint64_t mask = w == 64 ? ~0ull : (1ull << w) - 1;
+      f[lane][i / per] |= (v & mask) << (w * (i % per));
     }
   }
   EXPECT_EQ(static_cast<int>(seen.size()), m.rows * m.cols) << "test layout misses elements";
@@ -225,7 +260,10 @@ Mat collect(const WarpFrag& f, LayoutFn layout, int elems_per_lane, int rows, in
   for (int lane = 0; lane < 32; ++lane) {
     for (int i = 0; i < elems_per_lane; ++i) {
       RC rc = layout(lane, i);
-      m.at(rc.row, rc.col) = is16(t) ? (f[lane][i / 2] >> (16 * (i % 2))) & 0xffffu : f[lane][i];
+      const int per = per_reg(t);
+      const unsigned w = width_bits(t);
+      const uint64_t mask = w == 64 ? ~0ull : (1ull << w) - 1;
+      m.at(rc.row, rc.col) = (f[lane][i / per] >> (w * (i % per))) & mask;
     }
   }
   return m;
@@ -726,31 +764,40 @@ using T::Layout;
 using T::WmmaMatrix;
 
 unsigned esize(ElemType t) {
-  return is16(t) ? 2 : 4;
+  return width_bits(t) / 8;
+}
+
+void put_elem(Memory& mem, uint64_t addr, unsigned size, uint64_t v) {
+  for (unsigned i = 0; i < size; ++i) mem.bytes[addr + i] = static_cast<uint8_t>(v >> (8 * i));
+}
+uint64_t get_elem(const Memory& mem, uint64_t addr, unsigned size) {
+  uint64_t v = 0;
+  for (unsigned i = 0; i < size; ++i) v |= static_cast<uint64_t>(mem.bytes[addr + i]) << (8 * i);
+  return v;
 }
 
 void store_mat(Memory& mem, const Mat& m, Layout layout, uint64_t base, uint32_t stride) {
+  const unsigned es = esize(m.type);
   for (int r = 0; r < m.rows; ++r) {
     for (int c = 0; c < m.cols; ++c) {
       uint64_t idx = layout == Layout::Row ? uint64_t(r) * stride + c : uint64_t(c) * stride + r;
-      if (is16(m.type)) {
-        mem.put16(base + 2 * idx, static_cast<uint16_t>(m.at(r, c)));
-      } else {
-        mem.put32(base + 4 * idx, m.at(r, c));
-      }
+      put_elem(mem, base + es * idx, es, m.at(r, c));
     }
   }
 }
 
-Mat load_mat(const Memory& mem, ElemType t, Layout layout, uint64_t base, uint32_t stride) {
+Mat load_mat(const Memory& mem, ElemType t, Layout layout, uint64_t base, uint32_t stride,
+             int rows = 16, int cols = 16) {
   Mat m;
-  m.rows = m.cols = 16;
+  m.rows = rows;
+  m.cols = cols;
   m.type = t;
-  m.bits.resize(256);
-  for (int r = 0; r < 16; ++r) {
-    for (int c = 0; c < 16; ++c) {
+  m.bits.resize(rows * cols);
+  const unsigned es = esize(t);
+  for (int r = 0; r < rows; ++r) {
+    for (int c = 0; c < cols; ++c) {
       uint64_t idx = layout == Layout::Row ? uint64_t(r) * stride + c : uint64_t(c) * stride + r;
-      m.at(r, c) = is16(t) ? mem.get16(base + 2 * idx) : mem.get32(base + 4 * idx);
+      m.at(r, c) = get_elem(mem, base + es * idx, es);
     }
   }
   return m;
@@ -1024,4 +1071,548 @@ TEST(TensorWmma, MisalignmentAndUnsupportedTypesThrow) {
       std::out_of_range);
   for (auto& lane : g)
     for (uint32_t r : lane) EXPECT_EQ(r, 3u);
+}
+
+// =============================================================================================
+// mma shapes with integer, f64 and m16n8k4 tf32 operands
+
+namespace {
+
+// The ISA's "Matrix Fragments for mma.m8n8k4 with .f64", "mma.m8n8k16", "mma.m16n8k4",
+// "mma.m16n8k16 with integer type" and "mma.m16n8k32" (.s8/.u8), element index i as in a_i.
+// m8n8k4 .f64 A (a0): row = %laneid >> 2, col = %laneid % 4
+RC isa_m8n8k4_a(int lane, int) {
+  return {lane >> 2, lane % 4};
+}
+// m8n8k4 .f64 B (b0): row = %laneid % 4, col = %laneid >> 2
+RC isa_m8n8k4_b(int lane, int) {
+  return {lane % 4, lane >> 2};
+}
+// m8n8 accumulators (.f64 of m8n8k4, .s32 of m8n8k16), c0, c1:
+//   row = groupID, col = (threadID_in_group * 2) + i
+RC isa_acc_m8n8(int lane, int i) {
+  return {groupID(lane), threadID_in_group(lane) * 2 + i};
+}
+// m8n8k16 A (a0..a3): row = groupID, col = (threadID_in_group * 4) + i
+RC isa_m8n8k16_a(int lane, int i) {
+  return {groupID(lane), threadID_in_group(lane) * 4 + i};
+}
+// m8n8k16 B (b0..b3): row = (threadID_in_group * 4) + i, col = groupID
+RC isa_m8n8k16_b(int lane, int i) {
+  return {threadID_in_group(lane) * 4 + i, groupID(lane)};
+}
+// m16n8k16 integer A (a0..a7): row = groupID for i < 4, groupID + 8 for i >= 4;
+//   col = (threadID_in_group * 4) + (i & 0x3)
+RC isa_m16n8k16_a8(int lane, int i) {
+  return {i < 4 ? groupID(lane) : groupID(lane) + 8, threadID_in_group(lane) * 4 + (i & 0x3)};
+}
+// m16n8k16 integer B (b0..b3): row = (threadID_in_group * 4) + i, col = groupID
+RC isa_m16n8k16_b8(int lane, int i) {
+  return {threadID_in_group(lane) * 4 + i, groupID(lane)};
+}
+// m16n8k32 .s8/.u8 A (a0..a15): row = groupID for 0 <= i < 4 || 8 <= i < 12, groupID + 8
+//   otherwise; col = (threadID_in_group * 4) + (i & 0x3) for i < 8, ... + 16 for i >= 8
+RC isa_m16n8k32_a(int lane, int i) {
+  int row = ((0 <= i && i < 4) || (8 <= i && i < 12)) ? groupID(lane) : groupID(lane) + 8;
+  int col = threadID_in_group(lane) * 4 + (i & 0x3) + (i < 8 ? 0 : 16);
+  return {row, col};
+}
+// m16n8k32 .s8/.u8 B (b0..b7): row = (threadID_in_group * 4) + (i & 0x3) for i < 4, ... + 16
+//   for i >= 4; col = groupID
+RC isa_m16n8k32_b(int lane, int i) {
+  return {threadID_in_group(lane) * 4 + (i & 0x3) + (i < 4 ? 0 : 16), groupID(lane)};
+}
+// m16n8k4 .tf32 A (a0, a1): row = groupID for a0, groupID + 8 for a1; col = threadID_in_group
+RC isa_m16n8k4_a(int lane, int i) {
+  return {i == 0 ? groupID(lane) : groupID(lane) + 8, threadID_in_group(lane)};
+}
+// m16n8k4 .tf32 B (b0): row = threadID_in_group, col = groupID
+RC isa_m16n8k4_b(int lane, int) {
+  return {threadID_in_group(lane), groupID(lane)};
+}
+
+struct IsaFrags {
+  int M, N, K;
+  LayoutFn a, b, c;
+  int na, nb, nc;  // elements per lane
+};
+IsaFrags isa_frags(MmaShape s, ElemType ab) {
+  switch (s) {
+    case MmaShape::M8N8K4:
+      return {8, 8, 4, isa_m8n8k4_a, isa_m8n8k4_b, isa_acc_m8n8, 1, 1, 2};
+    case MmaShape::M8N8K16:
+      return {8, 8, 16, isa_m8n8k16_a, isa_m8n8k16_b, isa_acc_m8n8, 4, 4, 2};
+    case MmaShape::M16N8K4:
+      return {16, 8, 4, isa_m16n8k4_a, isa_m16n8k4_b, isa_acc, 2, 1, 4};
+    case MmaShape::M16N8K32:
+      return {16, 8, 32, isa_m16n8k32_a, isa_m16n8k32_b, isa_acc, 16, 8, 4};
+    case MmaShape::M16N8K16:
+      if (is8(ab)) return {16, 8, 16, isa_m16n8k16_a8, isa_m16n8k16_b8, isa_acc, 8, 4, 4};
+      return {16, 8, 16, isa_m16n8k16_a, isa_m16n8k16_b, isa_acc, 8, 4, 4};
+    case MmaShape::M16N8K8:
+      if (ab == ElemType::TF32) return {16, 8, 8, isa_m16n8k8_atf32, isa_m16n8k8_btf32, isa_acc, 4, 2, 4};
+      return {16, 8, 8, isa_m16n8k8_a16, isa_m16n8k8_b16, isa_acc, 4, 2, 4};
+  }
+  return {};
+}
+
+std::string dname(const T::MmaDesc& d) {
+  return std::string(T::to_string(d.shape)) + (d.satfinite ? ".satfinite." : ".") +
+         T::to_string(d.d) + "." + T::to_string(d.a) + "." + T::to_string(d.b) + "." +
+         T::to_string(d.c);
+}
+
+// The ISA's integer result: exact, then clamped (.satfinite) or wrapped.
+int32_t int_result(int64_t exact, bool satfinite) {
+  if (satfinite) return static_cast<int32_t>(std::clamp<int64_t>(exact, INT32_MIN, INT32_MAX));
+  return static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(exact)));
+}
+
+// Runs desc on A, B, C distributed with the ISA's formulas and returns D gathered the same way.
+Mat run_isa_mma(const T::MmaDesc& desc, const Mat& A, const Mat& B, const Mat& C) {
+  const IsaFrags f = isa_frags(desc.shape, desc.a);
+  EXPECT_EQ(T::mma_unsupported_reason(desc), "") << dname(desc);
+  EXPECT_EQ(T::mma_regs_a(desc), f.na / per_reg(desc.a)) << dname(desc);
+  EXPECT_EQ(T::mma_regs_b(desc), f.nb / per_reg(desc.b)) << dname(desc);
+  EXPECT_EQ(T::mma_regs_c(desc), f.nc) << dname(desc);
+  EXPECT_EQ(T::mma_regs_d(desc), f.nc) << dname(desc);
+  WarpFrag fd;
+  for (auto& lane : fd) lane.fill(0xdeadbeefu);
+  T::mma_sync(desc, distribute(A, f.a, f.na), distribute(B, f.b, f.nb), distribute(C, f.c, f.nc),
+              fd);
+  for (int lane = 0; lane < 32; ++lane) {
+    for (int r = f.nc; r < T::kMaxFragRegs; ++r) {
+      EXPECT_EQ(fd[lane][r], 0xdeadbeefu) << dname(desc) << ": register beyond D written";
+    }
+  }
+  return collect(fd, f.c, f.nc, f.M, f.N, desc.d);
+}
+
+void run_random_mma(const T::MmaDesc& desc, uint32_t seed, bool small_int) {
+  std::mt19937 rng(seed);
+  const IsaFrags f = isa_frags(desc.shape, desc.a);
+  Mat A = random_mat(f.M, f.K, desc.a, rng, small_int);
+  Mat B = random_mat(f.K, f.N, desc.b, rng, small_int);
+  Mat C = random_mat(f.M, f.N, desc.c, rng, small_int);
+  Mat D = run_isa_mma(desc, A, B, C);
+  if (desc.d == ElemType::S32) {
+    for (int i = 0; i < f.M; ++i) {
+      for (int j = 0; j < f.N; ++j) {
+        int64_t s = static_cast<int32_t>(C.at(i, j));
+        for (int k = 0; k < f.K; ++k)
+          s += static_cast<int64_t>(A.val(i, k)) * static_cast<int64_t>(B.val(k, j));
+        ASSERT_EQ(static_cast<int32_t>(D.at(i, j)), int_result(s, desc.satfinite))
+            << dname(desc) << " D[" << i << "][" << j << "]";
+      }
+    }
+    return;
+  }
+  std::vector<double> ref, mag;
+  naive(A, B, C, ref, mag);
+  if (desc.d == ElemType::F64) {
+    for (int i = 0; i < f.M; ++i) {
+      for (int j = 0; j < f.N; ++j) {
+        // Each fma rounds once: at most K half-ulps of the running sums, bounded by mag.
+        const double tol = small_int ? 0 : f.K * std::ldexp(mag[i * f.N + j], -52);
+        EXPECT_NEAR(D.val(i, j), ref[i * f.N + j], tol) << dname(desc) << " " << i << " " << j;
+      }
+    }
+    return;
+  }
+  expect_close(D, ref, mag, small_int, dname(desc) + (small_int ? " (integers)" : " (random)"));
+}
+
+std::vector<T::MmaDesc> new_mma_descs() {
+  std::vector<T::MmaDesc> v;
+  const ElemType e8[] = {ElemType::S8, ElemType::U8};
+  for (MmaShape s : {MmaShape::M8N8K16, MmaShape::M16N8K16, MmaShape::M16N8K32}) {
+    for (ElemType a : e8) {
+      for (ElemType b : e8) {
+        for (bool sat : {false, true}) {
+          T::MmaDesc d = desc4(s, a, ElemType::S32, ElemType::S32);
+          d.b = b;
+          d.satfinite = sat;
+          v.push_back(d);
+        }
+      }
+    }
+  }
+  v.push_back(desc4(MmaShape::M8N8K4, ElemType::F64, ElemType::F64, ElemType::F64));
+  v.push_back(desc4(MmaShape::M16N8K4, ElemType::TF32, ElemType::F32, ElemType::F32));
+  return v;
+}
+
+}  // namespace
+
+TEST(TensorMmaShapes, RandomMatricesMatchTheIsaLayoutsAndNaiveMatmul) {
+  uint32_t seed = 3000;
+  for (const T::MmaDesc& d : new_mma_descs()) {
+    for (int rep = 0; rep < 10; ++rep) run_random_mma(d, seed++, false);
+    for (int rep = 0; rep < 3; ++rep) run_random_mma(d, seed++, true);
+  }
+}
+
+TEST(TensorMmaShapes, IntegerOverflowWrapsOrSaturates) {
+  // Rows 0-1: every product is 127 * 127 (s8) or 255 * 255 (u8), pushing C = INT32_MAX - 1000
+  // past the top; row 2: -128 * 127 products pushing C = INT32_MIN + 1000 below the bottom (s8 A
+  // only); the other rows stay in range and are the same in both forms.
+  for (MmaShape s : {MmaShape::M8N8K16, MmaShape::M16N8K16, MmaShape::M16N8K32}) {
+    for (ElemType a : {ElemType::S8, ElemType::U8}) {
+      for (ElemType b : {ElemType::S8, ElemType::U8}) {
+        T::MmaDesc d = desc4(s, a, ElemType::S32, ElemType::S32);
+        d.b = b;
+        const IsaFrags f = isa_frags(s, a);
+        std::mt19937 rng(17);
+        Mat A = random_mat(f.M, f.K, a, rng, false), B = random_mat(f.K, f.N, b, rng, false);
+        Mat C = random_mat(f.M, f.N, ElemType::S32, rng, false);
+        const uint64_t amax = a == ElemType::S8 ? 127 : 255, bmax = b == ElemType::S8 ? 127 : 255;
+        for (int k = 0; k < f.K; ++k) {
+          A.at(0, k) = A.at(1, k) = amax;
+          A.at(2, k) = a == ElemType::S8 ? 0x80 : 0;
+          for (int j = 0; j < f.N; ++j) B.at(k, j) = bmax;
+        }
+        for (int j = 0; j < f.N; ++j) {
+          C.at(0, j) = C.at(1, j) = static_cast<uint32_t>(INT32_MAX - 1000);
+          C.at(2, j) = static_cast<uint32_t>(INT32_MIN + 1000);
+        }
+        Mat wrap = run_isa_mma(d, A, B, C);
+        d.satfinite = true;
+        Mat sat = run_isa_mma(d, A, B, C);
+        const int64_t up = int64_t(INT32_MAX) - 1000 + int64_t(f.K) * int64_t(amax * bmax);
+        const int64_t down = int64_t(INT32_MIN) + 1000 - int64_t(f.K) * 128 * int64_t(bmax);
+        for (int j = 0; j < f.N; ++j) {
+          for (int i : {0, 1}) {
+            EXPECT_EQ(static_cast<int32_t>(sat.at(i, j)), INT32_MAX) << dname(d);
+            EXPECT_EQ(static_cast<int32_t>(wrap.at(i, j)), static_cast<int32_t>(up - (1ll << 32)));
+          }
+          if (a == ElemType::S8) {
+            EXPECT_EQ(static_cast<int32_t>(sat.at(2, j)), INT32_MIN) << dname(d);
+            EXPECT_EQ(static_cast<int32_t>(wrap.at(2, j)), static_cast<int32_t>(down + (1ll << 32)));
+          }
+          for (int i = 3; i < f.M; ++i) EXPECT_EQ(sat.at(i, j), wrap.at(i, j)) << dname(d);
+        }
+      }
+    }
+  }
+}
+
+TEST(TensorMmaShapes, F64RoundingModifiers) {
+  // D = 1 + (+-2^-60): one product; every other product is 0, so the result is fma's single
+  // rounding of 1 +- 2^-60 in each mode, whatever the order of the additions.
+  const double up = std::nextafter(1.0, 2.0), down = std::nextafter(1.0, 0.0);
+  struct Want {
+    T::Rnd rnd;
+    double plus, minus;
+  };
+  const Want wants[] = {{T::Rnd::RN, 1.0, 1.0},
+                        {T::Rnd::RZ, 1.0, down},
+                        {T::Rnd::RM, 1.0, down},
+                        {T::Rnd::RP, up, 1.0}};
+  auto f64 = [](double v) {
+    uint64_t b;
+    std::memcpy(&b, &v, 8);
+    return b;
+  };
+  Mat A{8, 4, ElemType::F64, std::vector<uint64_t>(32, f64(0.0))};
+  Mat B{4, 8, ElemType::F64, std::vector<uint64_t>(32, f64(0.0))};
+  Mat C{8, 8, ElemType::F64, std::vector<uint64_t>(64, f64(1.0))};
+  A.at(0, 2) = f64(std::ldexp(1.0, -30));
+  A.at(1, 2) = f64(-std::ldexp(1.0, -30));
+  for (int j = 0; j < 8; ++j) B.at(2, j) = f64(std::ldexp(1.0, -30));
+  for (const Want& w : wants) {
+    T::MmaDesc d = desc4(MmaShape::M8N8K4, ElemType::F64, ElemType::F64, ElemType::F64);
+    d.rnd = w.rnd;
+    Mat D = run_isa_mma(d, A, B, C);
+    for (int j = 0; j < 8; ++j) {
+      EXPECT_EQ(D.val(0, j), w.plus) << int(w.rnd);
+      EXPECT_EQ(D.val(1, j), w.minus) << int(w.rnd);
+      for (int i = 2; i < 8; ++i) EXPECT_EQ(D.val(i, j), 1.0);
+    }
+  }
+}
+
+TEST(TensorMmaShapes, M16n8k4Tf32IgnoresLow13Bits) {
+  std::mt19937 rng(8);
+  T::MmaDesc d = desc4(MmaShape::M16N8K4, ElemType::TF32, ElemType::F32, ElemType::F32);
+  Mat A = random_mat(16, 4, ElemType::TF32, rng, false), B = random_mat(4, 8, ElemType::TF32, rng, false);
+  Mat C = random_mat(16, 8, ElemType::F32, rng, false);
+  Mat D1 = run_isa_mma(d, A, B, C);
+  for (auto& b : A.bits) b |= 0x1fffu;  // the largest value that truncates to the same tf32
+  for (auto& b : B.bits) b |= 0x1000u;  // at least half an ulp of tf32: rounding would go up
+  Mat D2 = run_isa_mma(d, A, B, C);
+  EXPECT_EQ(D1.bits, D2.bits);
+}
+
+TEST(TensorMmaShapes, UnsupportedCombinationsAreRejected) {
+  using S = MmaShape;
+  using E = ElemType;
+  std::vector<T::MmaDesc> bad = {
+      desc4(S::M8N8K4, E::F16, E::F32, E::F32),   desc4(S::M8N8K4, E::F64, E::F32, E::F64),
+      desc4(S::M16N8K32, E::F16, E::F32, E::F32), desc4(S::M16N8K4, E::BF16, E::F32, E::F32),
+      desc4(S::M8N8K16, E::S8, E::S32, E::F32),   desc4(S::M16N8K32, E::S8, E::F32, E::F32),
+      desc4(S::M16N8K8, E::S8, E::S32, E::S32),   desc4(S::M16N8K16, E::F16, E::F32, E::F32),
+      desc4(S::M16N8K16, E::TF32, E::F32, E::F32)};
+  bad[7].satfinite = true;  // .satfinite on floating point
+  T::MmaDesc mixed = desc4(S::M16N8K32, E::S8, E::S32, E::S32);
+  mixed.b = E::F16;
+  bad.push_back(mixed);
+  T::MmaDesc rz = desc4(S::M16N8K8, E::TF32, E::F32, E::F32);
+  rz.rnd = T::Rnd::RZ;  // rounding modifiers are for f64 only
+  bad.push_back(rz);
+  WarpFrag z{};
+  for (const auto& d : bad) {
+    EXPECT_NE(T::mma_unsupported_reason(d), "") << dname(d);
+    EXPECT_THROW(T::mma_sync(d, z, z, z, z), T::TensorError) << dname(d);
+  }
+}
+
+// =============================================================================================
+// wmma shapes beyond m16n16k16
+
+namespace {
+
+using T::WmmaShape;
+
+struct WmmaKind {
+  WmmaShape shape;
+  ElemType ab, c, d;
+};
+
+const WmmaKind kWmmaKinds[] = {
+    {WmmaShape::M16N16K16, ElemType::S8, ElemType::S32, ElemType::S32},
+    {WmmaShape::M16N16K16, ElemType::U8, ElemType::S32, ElemType::S32},
+    {WmmaShape::M32N8K16, ElemType::F16, ElemType::F32, ElemType::F32},
+    {WmmaShape::M32N8K16, ElemType::F16, ElemType::F16, ElemType::F16},
+    {WmmaShape::M32N8K16, ElemType::BF16, ElemType::F32, ElemType::F32},
+    {WmmaShape::M32N8K16, ElemType::S8, ElemType::S32, ElemType::S32},
+    {WmmaShape::M32N8K16, ElemType::U8, ElemType::S32, ElemType::S32},
+    {WmmaShape::M8N32K16, ElemType::F16, ElemType::F32, ElemType::F16},
+    {WmmaShape::M8N32K16, ElemType::F16, ElemType::F16, ElemType::F32},
+    {WmmaShape::M8N32K16, ElemType::BF16, ElemType::F32, ElemType::F32},
+    {WmmaShape::M8N32K16, ElemType::S8, ElemType::S32, ElemType::S32},
+    {WmmaShape::M8N32K16, ElemType::U8, ElemType::S32, ElemType::S32},
+    {WmmaShape::M16N16K8, ElemType::TF32, ElemType::F32, ElemType::F32},
+    {WmmaShape::M8N8K4, ElemType::F64, ElemType::F64, ElemType::F64},
+};
+
+std::string wname(const WmmaKind& k) {
+  return std::string("wmma.") + T::to_string(k.shape) + "." + T::to_string(k.d) + "." +
+         T::to_string(k.ab) + "." + T::to_string(k.c);
+}
+
+}  // namespace
+
+TEST(TensorWmmaShapes, RegisterCountsMatchNvcc) {
+  // From nvcc 13 -arch=sm_90 PTX of load_matrix_sync / mma_sync on each fragment type.
+  struct R {
+    WmmaShape s;
+    WmmaMatrix m;
+    ElemType t;
+    int regs;
+  };
+  using S = WmmaShape;
+  using M = WmmaMatrix;
+  using E = ElemType;
+  const R rs[] = {
+      {S::M16N16K16, M::A, E::S8, 2},  {S::M16N16K16, M::B, E::S8, 2},
+      {S::M16N16K16, M::C, E::S32, 8}, {S::M32N8K16, M::A, E::S8, 4},
+      {S::M32N8K16, M::B, E::S8, 1},   {S::M8N32K16, M::A, E::U8, 1},
+      {S::M8N32K16, M::B, E::U8, 4},   {S::M32N8K16, M::C, E::S32, 8},
+      {S::M32N8K16, M::A, E::F16, 8},  {S::M32N8K16, M::B, E::F16, 8},
+      {S::M8N32K16, M::A, E::F16, 8},  {S::M8N32K16, M::B, E::F16, 8},
+      {S::M32N8K16, M::A, E::BF16, 8}, {S::M32N8K16, M::B, E::BF16, 2},
+      {S::M8N32K16, M::A, E::BF16, 2}, {S::M8N32K16, M::B, E::BF16, 8},
+      {S::M32N8K16, M::C, E::F32, 8},  {S::M8N32K16, M::C, E::F16, 4},
+      {S::M16N16K8, M::A, E::TF32, 4}, {S::M16N16K8, M::B, E::TF32, 4},
+      {S::M16N16K8, M::C, E::F32, 8},  {S::M8N8K4, M::A, E::F64, 1},
+      {S::M8N8K4, M::B, E::F64, 1},    {S::M8N8K4, M::C, E::F64, 2},
+      {S::M16N16K8, M::A, E::F16, 0},  {S::M8N8K4, M::C, E::F32, 0},
+      {S::M32N8K16, M::C, E::F64, 0},  {S::M16N16K16, M::A, E::TF32, 0},
+  };
+  for (const R& r : rs) {
+    EXPECT_EQ(T::wmma_regs(r.s, r.m, r.t), r.regs)
+        << T::to_string(r.s) << " " << int(r.m) << " " << T::to_string(r.t);
+  }
+}
+
+TEST(TensorWmmaShapes, DefaultStridesAsTheIsaTable) {
+  // "Default value for stride": A (row, column), B (row, column), accumulator (row, column).
+  struct D {
+    WmmaShape s;
+    uint32_t v[6];
+  };
+  const D ds[] = {{WmmaShape::M16N16K16, {16, 16, 16, 16, 16, 16}},
+                  {WmmaShape::M8N32K16, {16, 8, 32, 16, 32, 8}},
+                  {WmmaShape::M32N8K16, {16, 32, 8, 16, 8, 32}},
+                  {WmmaShape::M16N16K8, {8, 16, 16, 8, 16, 16}},
+                  {WmmaShape::M8N8K4, {4, 8, 8, 4, 8, 8}}};
+  for (const D& d : ds) {
+    int i = 0;
+    for (WmmaMatrix m : {WmmaMatrix::A, WmmaMatrix::B, WmmaMatrix::C}) {
+      for (Layout l : {Layout::Row, Layout::Col}) {
+        EXPECT_EQ(T::wmma_default_stride(d.s, m, l), d.v[i++]) << T::to_string(d.s);
+      }
+    }
+  }
+}
+
+TEST(TensorWmmaShapes, EveryElementHeldOnce) {
+  for (const WmmaKind& k : kWmmaKinds) {
+    for (WmmaMatrix m : {WmmaMatrix::A, WmmaMatrix::B, WmmaMatrix::C}) {
+      for (ElemType t : m == WmmaMatrix::C ? std::vector<ElemType>{k.c, k.d}
+                                           : std::vector<ElemType>{k.ab}) {
+        const T::RowCol dims = T::wmma_dims(k.shape, m);
+        const int nregs = T::wmma_regs(k.shape, m, t), per = per_reg(t);
+        ASSERT_GT(nregs, 0) << wname(k);
+        // Registers beyond the distinct ones repeat them (f16 multiplicands).
+        const int distinct = dims.row * dims.col / (32 * per);
+        std::map<std::pair<int, int>, int> count;
+        for (int lane = 0; lane < 32; ++lane) {
+          for (int r = 0; r < nregs; ++r) {
+            for (int e = 0; e < per; ++e) {
+              T::RowCol rc = T::wmma_element(k.shape, m, t, lane, r, e);
+              ASSERT_TRUE(rc.row >= 0 && rc.row < dims.row && rc.col >= 0 && rc.col < dims.col);
+              if (r < distinct) {
+                ++count[{rc.row, rc.col}];
+              } else {
+                T::RowCol p = T::wmma_element(k.shape, m, t, lane, r % distinct, e);
+                EXPECT_EQ(rc.row, p.row);
+                EXPECT_EQ(rc.col, p.col);
+              }
+            }
+          }
+        }
+        EXPECT_EQ(static_cast<int>(count.size()), dims.row * dims.col) << wname(k);
+        for (auto& kv : count) EXPECT_EQ(kv.second, 1) << wname(k);
+      }
+    }
+  }
+}
+
+TEST(TensorWmmaShapes, LoadMmaStoreAllLayouts) {
+  std::mt19937 rng(77);
+  for (const WmmaKind& k : kWmmaKinds) {
+    for (Layout la : {Layout::Row, Layout::Col}) {
+      for (Layout lb : {Layout::Row, Layout::Col}) {
+        for (Layout ld : {Layout::Row, Layout::Col}) {
+          for (bool small_int : {false, true}) {
+            for (bool sat : {false, true}) {
+              if (sat && !is8(k.ab)) continue;
+              const std::string what = wname(k) + " A " + lname(la) + " B " + lname(lb) +
+                                       " D " + lname(ld) + (small_int ? " int" : "") +
+                                       (sat ? " satfinite" : "");
+              const T::RowCol da = T::wmma_dims(k.shape, WmmaMatrix::A),
+                              db = T::wmma_dims(k.shape, WmmaMatrix::B),
+                              dc = T::wmma_dims(k.shape, WmmaMatrix::C);
+              Mat A = random_mat(da.row, da.col, k.ab, rng, small_int);
+              Mat B = random_mat(db.row, db.col, k.ab, rng, small_int);
+              Mat C = random_mat(dc.row, dc.col, k.c, rng, small_int);
+              if (sat) {  // overflow upward in row 0
+                for (int j = 0; j < dc.col; ++j) C.at(0, j) = static_cast<uint32_t>(INT32_MAX - 5);
+                for (int kk = 0; kk < da.col; ++kk) A.at(0, kk) = 100;
+                for (int kk = 0; kk < db.row; ++kk)
+                  for (int j = 0; j < db.col; ++j) B.at(kk, j) = 100;
+              }
+              Memory mem(1 << 16);
+              // Padded strides (a submatrix of a bigger one), 16-byte multiples.
+              const uint64_t a_base = 0x0000, b_base = 0x2000, c_base = 0x4000, d_base = 0x8000;
+              auto padded = [&](const T::RowCol& dims, Layout l, ElemType t) {
+                const uint32_t lead = static_cast<uint32_t>(l == Layout::Row ? dims.col : dims.row);
+                const uint32_t unit = 16 / esize(t);  // elements in 16 bytes
+                return (lead + unit - 1) / unit * unit + 2 * unit;
+              };
+              const uint32_t sa = padded(da, la, k.ab), sb = padded(db, lb, k.ab),
+                             sc = padded(dc, Layout::Row, k.c), sd = padded(dc, ld, k.d);
+              store_mat(mem, A, la, a_base, sa);
+              store_mat(mem, B, lb, b_base, sb);
+              store_mat(mem, C, Layout::Row, c_base, sc);
+              for (size_t i = d_base; i < mem.bytes.size(); ++i) mem.bytes[i] = 0xa5;
+              WarpFrag fa, fb, fc, fd;
+              T::wmma_load(k.shape, WmmaMatrix::A, la, k.ab, a_base, sa, mem.reader(), fa);
+              T::wmma_load(k.shape, WmmaMatrix::B, lb, k.ab, b_base, sb, mem.reader(), fb);
+              T::wmma_load(k.shape, WmmaMatrix::C, Layout::Row, k.c, c_base, sc, mem.reader(), fc);
+              T::WmmaDesc desc{k.shape, k.ab, k.c, k.d, sat};
+              ASSERT_EQ(T::wmma_mma_unsupported_reason(desc), "") << what;
+              T::wmma_mma(desc, fa, fb, fc, fd);
+              T::wmma_store(k.shape, ld, k.d, d_base, sd, fd, mem.writer());
+              EXPECT_EQ(static_cast<int>(mem.writes.size()), dc.row * dc.col) << what;
+              Mat D = load_mat(mem, k.d, ld, d_base, sd, dc.row, dc.col);
+              if (k.d == ElemType::S32) {
+                for (int i = 0; i < dc.row; ++i) {
+                  for (int j = 0; j < dc.col; ++j) {
+                    int64_t s = static_cast<int32_t>(C.at(i, j));
+                    for (int kk = 0; kk < da.col; ++kk)
+                      s += static_cast<int64_t>(A.val(i, kk)) * static_cast<int64_t>(B.val(kk, j));
+                    ASSERT_EQ(static_cast<int32_t>(D.at(i, j)), int_result(s, sat))
+                        << what << " D[" << i << "][" << j << "]";
+                  }
+                }
+                continue;
+              }
+              std::vector<double> ref, mag;
+              naive(A, B, C, ref, mag);
+              if (k.d == ElemType::F64) {
+                for (int i = 0; i < dc.row * dc.col; ++i) {
+                  EXPECT_NEAR(D.val(i / dc.col, i % dc.col), ref[i],
+                              small_int ? 0 : 4 * std::ldexp(mag[i], -52))
+                      << what;
+                }
+                continue;
+              }
+              expect_close(D, ref, mag, small_int, what);
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(TensorWmmaShapes, UnsupportedCombinationsAreRejected) {
+  using S = WmmaShape;
+  using E = ElemType;
+  const T::WmmaDesc bad[] = {
+      {S::M16N16K16, E::S8, E::F32, E::F32},  {S::M16N16K16, E::F16, E::F32, E::F32, true},
+      {S::M16N16K8, E::F16, E::F32, E::F32},  {S::M16N16K8, E::TF32, E::F16, E::F32},
+      {S::M8N8K4, E::F64, E::F32, E::F64},    {S::M32N8K16, E::BF16, E::F16, E::F16},
+      {S::M8N32K16, E::TF32, E::F32, E::F32}, {S::M32N8K16, E::F16, E::F32, E::F32, false, T::Rnd::RZ},
+  };
+  WarpFrag z{};
+  for (const auto& d : bad) {
+    EXPECT_NE(T::wmma_mma_unsupported_reason(d), "");
+    EXPECT_THROW(T::wmma_mma(d, z, z, z, z), T::TensorError);
+  }
+  T::WmmaDesc f64rz{S::M8N8K4, E::F64, E::F64, E::F64, false, T::Rnd::RZ};
+  EXPECT_EQ(T::wmma_mma_unsupported_reason(f64rz), "");
+}
+
+TEST(TensorWmmaShapes, StrideAlignment) {
+  Memory mem(1 << 14);
+  WarpFrag f{};
+  using S = WmmaShape;
+  // One-register u8 fragments (B of m32n8k16): the default stride of 8 bytes is aligned.
+  EXPECT_NO_THROW(T::wmma_load(S::M32N8K16, WmmaMatrix::B, Layout::Row, ElemType::U8, 64, 8,
+                               mem.reader(), f));
+  EXPECT_NO_THROW(T::wmma_load(S::M8N32K16, WmmaMatrix::A, Layout::Col, ElemType::S8, 64, 12,
+                               mem.reader(), f));
+  EXPECT_THROW(T::wmma_load(S::M32N8K16, WmmaMatrix::B, Layout::Row, ElemType::U8, 64, 6,
+                            mem.reader(), f),
+               T::TensorError);
+  // Two-register s8 fragments (m16n16k16): 8 bytes.
+  EXPECT_THROW(T::wmma_load(S::M16N16K16, WmmaMatrix::A, Layout::Row, ElemType::S8, 64, 20,
+                            mem.reader(), f),
+               T::TensorError);
+  EXPECT_NO_THROW(T::wmma_load(S::M16N16K16, WmmaMatrix::A, Layout::Row, ElemType::S8, 64, 24,
+                               mem.reader(), f));
+  // Fragments of 16 bytes and more: the programming guide's 16 bytes.
+  EXPECT_THROW(T::wmma_load(S::M16N16K8, WmmaMatrix::A, Layout::Row, ElemType::TF32, 64, 10,
+                            mem.reader(), f),
+               T::TensorError);
+  EXPECT_NO_THROW(T::wmma_load(S::M8N8K4, WmmaMatrix::A, Layout::Row, ElemType::F64, 64, 4,
+                               mem.reader(), f));
+  // f64: single-register (8-byte) fragments; any stride of whole elements is aligned.
+  EXPECT_NO_THROW(T::wmma_load(S::M8N8K4, WmmaMatrix::A, Layout::Row, ElemType::F64, 64, 5,
+                               mem.reader(), f));
+  EXPECT_THROW(T::wmma_store(S::M8N8K4, Layout::Row, ElemType::F64, 48, 8, f, mem.writer()),
+               T::TensorError);
 }

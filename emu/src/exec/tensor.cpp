@@ -322,16 +322,20 @@ Addr element_addr(Layout layout, Addr base, uint32_t stride, unsigned esize, Row
 }
 
 // The CUDA programming guide's rule for load_matrix_sync/store_matrix_sync: the pointer is
-// 256-bit aligned and the stride (ldm) a multiple of 16 bytes (8 halves, 4 floats).
-void check_wmma_alignment(const char* what, ElemType t, Addr base, uint32_t stride) {
+// 256-bit aligned and the stride (ldm) a multiple of 16 bytes (8 halves, 4 floats). Fragments
+// smaller than that (8-bit multiplicands of the m32n8k16 / m8n32k16 shapes, whose default stride
+// is 8 bytes) need only the PTX ISA's alignment of each row or column start to the fragment size.
+void check_wmma_alignment(const char* what, ElemType t, unsigned fragment_bytes, Addr base,
+                          uint32_t stride) {
   const uint64_t stride_bytes = static_cast<uint64_t>(stride) * elem_bytes(t);
-  if (base % 32 != 0 || stride_bytes % 16 != 0) {
+  const unsigned stride_align = std::min(16u, fragment_bytes);
+  if (base % 32 != 0 || stride_bytes % stride_align != 0) {
     char buf[200];
     std::snprintf(buf, sizeof buf,
                   "%s: the base address 0x%llx must be 32-byte aligned and the stride %u elements "
-                  "(%llu bytes) a multiple of 16 bytes",
+                  "(%llu bytes) a multiple of %u bytes",
                   what, static_cast<unsigned long long>(base), stride,
-                  static_cast<unsigned long long>(stride_bytes));
+                  static_cast<unsigned long long>(stride_bytes), stride_align);
     throw TensorError(buf);
   }
 }
@@ -618,7 +622,7 @@ RowCol wmma_element(WmmaShape s, WmmaMatrix m, ElemType t, int lane, int reg, in
 void wmma_load(WmmaShape s, WmmaMatrix m, Layout layout, ElemType t, Addr base, uint32_t stride,
                const ReadFn& read, WarpFrag& out) {
   const Operand op = wmma_operand(s, m, t);
-  check_wmma_alignment("wmma.load", t, base, stride);
+  check_wmma_alignment("wmma.load", t, wmma_fragment_bytes(s, m, t), base, stride);
   const unsigned esize = elem_bytes(t);
   const int nregs = wmma_regs(s, m, t);
   WarpFrag tmp{};
@@ -642,7 +646,7 @@ void wmma_load(WmmaShape s, WmmaMatrix m, Layout layout, ElemType t, Addr base, 
 void wmma_store(WmmaShape s, Layout layout, ElemType t, Addr base, uint32_t stride,
                 const WarpFrag& d, const WriteFn& write) {
   const Operand op = wmma_operand(s, WmmaMatrix::C, t);
-  check_wmma_alignment("wmma.store.d", t, base, stride);
+  check_wmma_alignment("wmma.store.d", t, wmma_fragment_bytes(s, WmmaMatrix::C, t), base, stride);
   const unsigned esize = elem_bytes(t);
   for (int lane = 0; lane < kWarpSize; ++lane) {
     for (int reg = 0; reg < op.regs; ++reg) {

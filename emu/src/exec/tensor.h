@@ -171,7 +171,9 @@ void mma_sync(const MmaDesc& desc, const WarpFrag& a, const WarpFrag& b, const W
 // with stride in elements (the PTX default, when the instruction gives none, is the leading
 // dimension: the column count for row major, the row count for col major; wmma_default_stride).
 // As the CUDA programming guide requires of load/store_matrix_sync, base must be 32-byte
-// aligned and stride * elem_size a multiple of 16 bytes; TensorError otherwise.
+// aligned and stride * elem_size a multiple of 16 bytes, or of the fragment's size in bytes
+// where that is smaller (the PTX ISA's rule: 4 bytes for the single-register 8-bit fragments);
+// TensorError otherwise.
 enum class WmmaShape { M16N16K16, M32N8K16, M8N32K16, M16N16K8, M8N8K4 };
 const char* to_string(WmmaShape s);
 enum class WmmaMatrix { A, B, C };  // C also stands for D (wmma.store.d)
