@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared by the scripts: repository root, build dir, GPU name slug, list of day programs.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -22,7 +23,8 @@ list_days() {
   fi
 }
 
+# The default preset's settings (CMakePresets.json), in $BUILD.
 configure_and_build() {
-  cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null
+  cmake --preset default -S "$ROOT" -B "$BUILD" "$@" >/dev/null
   cmake --build "$BUILD"
 }

@@ -15,6 +15,8 @@ import pathlib
 import re
 import sys
 
+from day_results import best_version
+
 try:
     import matplotlib
     matplotlib.use("Agg")
@@ -31,11 +33,6 @@ def unit_of(column):
         return "%"
     words = re.sub(r"\([^)]*\)", "", column).split()
     return words[-1] if words else column
-
-
-def best(doc):
-    timed = [v for v in doc.get("versions", []) if v.get("status") == "PASS" and v.get("rate")]
-    return max(timed, key=lambda v: v["rate"]) if timed else None
 
 
 def gflops(doc, version):
@@ -62,7 +59,7 @@ def main(argv):
 
     labels, pct = [], []
     for d in docs:
-        b = best(d)
+        b = best_version(d)
         if b and b.get("pct_of_limit") is not None:
             labels.append(f"{d['day'][3:]} {d['topic']}")
             pct.append(b["pct_of_limit"])
@@ -79,7 +76,7 @@ def main(argv):
 
     points = []
     for d in docs:
-        b = best(d)
+        b = best_version(d)
         ai = d.get("arithmetic_intensity")
         if b and ai:
             g = gflops(d, b)

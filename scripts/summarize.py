@@ -12,6 +12,8 @@ import pathlib
 import subprocess
 import sys
 
+from day_results import best_version
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 
@@ -28,11 +30,6 @@ def current_hash(day: str) -> str:
 
 def fmt(x, digits=1):
     return "-" if x is None else f"{x:.{digits}f}"
-
-
-def best_version(doc):
-    timed = [v for v in doc.get("versions", []) if v.get("status") == "PASS" and v.get("rate")]
-    return max(timed, key=lambda v: v["rate"]) if timed else None
 
 
 def main(argv):
