@@ -13,6 +13,19 @@
 //     fence or a barrier (or ld/atom.acquire) takes it.
 // Shuffles, votes, match, redux, ldmatrix and mma move registers only: they do not order memory.
 //
+// Two kinds of unordered conflicts are defined, and are not reported:
+//   - the lanes of one warp storing equal values to one address in one st instruction (the CUDA
+//     Programming Guide: one of the writes succeeds; which one is unspecified when the values
+//     differ, and that is reported);
+//   - a plain load whose only conflicts are other threads' atomic writes, when a later atom.cas of
+//     the same thread on the same location compares against the value it read: the CAS loops of
+//     CUDA's own headers (atomicAdd on bf16 for sm_80) and of the Programming Guide seed their
+//     compare value that way, and a stale value only makes the CAS fail. Such a read is held
+//     until the launch ends and reported then if no CAS checked it.
+// A read that acquired a release of the writer's block, but one that began before the write was
+// ordered before it (writers fencing before the barrier after which another thread releases), is
+// reported with that explanation: a release pattern orders only what precedes its fence.
+//
 // A barrier the whole block waits at orders everything before it for everyone, which is the
 // common case; rather than join a thousand vector clocks, the block's "floor" rises above every
 // clock its threads have used: an access of the block with a clock below the floor happened before
@@ -89,6 +102,8 @@ uint32_t decode_semantics(const std::string& op, const std::vector<std::string>&
   if (has("acquire") || has("acq_rel")) f |= kAcquire;
   if (has("release") || has("acq_rel")) f |= kRelease;
   if (has("cta")) f |= kCta;
+  if (op == "st") f |= kStore;
+  if (op == "atom" && has("cas")) f |= kCas;
   return f;
 }
 
@@ -424,12 +439,38 @@ struct Finding {
   uint64_t order = 0;
 };
 
+using FindingKey = std::tuple<int, uint32_t, uint32_t>;  // kind and the two instructions
+
+// A plain read whose conflicts so far are atomic writes of other threads: the findings it makes
+// are held until a CAS of its thread on its location compares against the value it read (the
+// read only seeded a CAS loop), or the launch ends (they are reported).
+struct HeldRead {
+  uint32_t size = 0;
+  uint64_t value = 0;
+  std::vector<std::pair<uint32_t, uint64_t>> findings;  // index into held_findings, occurrences
+};
+struct HeldFinding {
+  FindingKey key;
+  std::string text;
+};
+
 struct LaunchState {
   Launch* l = nullptr;
   uint32_t base = 1;  // clocks of this launch start here
   std::unordered_map<uint64_t, VCRef> sync;  // global locations written by release patterns
-  std::map<std::tuple<int, uint32_t, uint32_t>, Finding> findings;
+  std::map<FindingKey, Finding> findings;
   uint64_t next_order = 0;
+  // Held reads by (location, reading thread); a shared location has bit 63 set.
+  std::map<std::pair<uint64_t, uint32_t>, std::vector<HeldRead>> held;
+  std::map<FindingKey, uint32_t> held_index;
+  std::vector<HeldFinding> held_findings;
+};
+
+// The lanes one execution of a st instruction has stored so far, and where.
+struct StoreExec {
+  uint64_t id = ~0ull;  // %clock64 at the execution: the warp-instructions run before it
+  uint32_t lanes = 0;
+  uint64_t loc[32] = {};
 };
 
 struct Global {
@@ -437,6 +478,7 @@ struct Global {
   std::vector<std::unique_ptr<BlockState>> pool;
   size_t pool_used = 0;
   LaunchState launch;
+  StoreExec store;
   // Device allocations alive, for the leak report: base -> (bytes, serial number).
   std::map<uint64_t, std::pair<uint64_t, uint64_t>> live;
   uint64_t allocations = 0;
@@ -503,22 +545,183 @@ __attribute__((noinline, cold)) void note(int kind, uint32_t pc_a, uint32_t pc_b
   }
 }
 
-__attribute__((noinline, cold)) void race(Ctx& c, bool shared, uint64_t prev_block,
-                                          uint32_t prev_t, uint32_t prev_pc, const char* prev_name) {
+// Why an unordered conflict is reported, as the message says it.
+enum Why {
+  kUnordered,    // nothing orders the two accesses
+  kLanesDiffer,  // lanes of one store instruction storing different values to one address
+  kUnchecked,    // a plain read racing with atomics, which no CAS of its thread checked
+};
+
+// Does the clock know anything of `block` (has its thread acquired a release of that block)?
+bool knows_block(const VCRef& v, uint64_t block) {
+  if (!v) return false;
+  auto it = std::lower_bound(v->e.begin(), v->e.end(), vkey(block, 0),
+                             [](const Entry& p, uint64_t k) { return p.key < k; });
+  return it != v->e.end() && (it->key >> 11) == block;
+}
+
+std::string race_text(const Ctx& c, bool shared, uint64_t prev_block, uint32_t prev_t,
+                      uint32_t prev_pc, const char* prev_name, Why why) {
+  const Exec& x = *c.x;
+  const Launch& l = *x.l;
+  std::string s = "kernel " + x.k->name + ", " + thread_name(l, c.bs->block, c.t) + ", " +
+                  source_of(*x.k, c.pc) + ": race on " + (shared ? "shared" : "global") +
+                  " memory at address " + hex(c.addr) + (shared ? "" : place(c.al, c.addr)) +
+                  ": this " + access_name(c.kind) + " of " + std::to_string(c.size) +
+                  " bytes and an earlier " + prev_name + " by " +
+                  thread_name(l, prev_block, prev_t) + ", " + source_of(*x.k, prev_pc);
+  if (why == kLanesDiffer)
+    return s + ", in the same execution of this store by one warp, storing a different value " +
+           "(which lane's value lands is unspecified; lanes storing equal values are not " +
+           "reported)";
+  s += ", with no barrier, __syncwarp or release/acquire ordering them";
+  if (why == kUnchecked)
+    return s + ": a plain read of memory that other threads update atomically may return a " +
+           "stale value, and no compare-and-swap of the reading thread on this address " +
+           "compared against the value read (a plain load that only seeds a CAS loop is not " +
+           "reported)";
+  // A release of the writer's block reached this thread, but the write was not in it.
+  if (!shared && prev_block != c.bs->block && std::strcmp(prev_name, "write") == 0 &&
+      knows_block(c.ts->vc, prev_block))
+    s += ": this thread acquired a release by that block, but one that began before the write "
+         "was ordered into it (a fence and a later strong write of one thread release what "
+         "precedes the fence in that thread, or was ordered before it by a barrier: a writer's "
+         "own fence before the barrier that precedes another thread's atomic releases nothing; "
+         "fence in the thread that does the atomic, after the barrier)";
+  return s;
+}
+
+// One count per access and earlier instruction.
+inline bool first_report(Ctx& c, uint32_t prev_pc) {
   for (int i = 0; i < c.nreported; ++i)
-    if (c.reported[i] == prev_pc) return;  // one count per access and earlier instruction
+    if (c.reported[i] == prev_pc) return false;
   if (c.nreported < 4) c.reported[c.nreported++] = prev_pc;
-  note(shared ? fRaceShared : fRaceGlobal, prev_pc, c.pc, [&] {
-    const Exec& x = *c.x;
-    const Launch& l = *x.l;
-    return "kernel " + x.k->name + ", " + thread_name(l, c.bs->block, c.t) + ", " +
-           source_of(*x.k, c.pc) + ": race on " + (shared ? "shared" : "global") +
-           " memory at address " + hex(c.addr) + (shared ? "" : place(c.al, c.addr)) + ": this " +
-           access_name(c.kind) + " of " + std::to_string(c.size) + " bytes and an earlier " +
-           prev_name + " by " + thread_name(l, prev_block, prev_t) + ", " +
-           source_of(*x.k, prev_pc) +
-           ", with no barrier, __syncwarp or release/acquire ordering them";
-  });
+  return true;
+}
+
+__attribute__((noinline, cold)) void race(Ctx& c, bool shared, uint64_t prev_block,
+                                          uint32_t prev_t, uint32_t prev_pc, const char* prev_name,
+                                          Why why = kUnordered) {
+  if (!first_report(c, prev_pc)) return;
+  note(shared ? fRaceShared : fRaceGlobal, prev_pc, c.pc,
+       [&] { return race_text(c, shared, prev_block, prev_t, prev_pc, prev_name, why); });
+}
+
+inline uint64_t location(const Ctx& c, bool shared) { return shared ? c.addr | (1ull << 63) : c.addr; }
+
+// Holds a conflict between a plain read by `reader` (grid-wide thread index) and an atomic write
+// (see HeldRead). The access `c` is the read, or the atomic right before it writes: either way
+// memory holds what the read returned, as no write came between them.
+__attribute__((noinline, cold)) void hold(Ctx& c, bool shared, uint32_t reader, uint64_t prev_block,
+                                          uint32_t prev_t, uint32_t prev_pc, const char* prev_name) {
+  if (c.size > 8) return race(c, shared, prev_block, prev_t, prev_pc, prev_name, kUnchecked);
+  if (!first_report(c, prev_pc)) return;
+  LaunchState& L = G().launch;
+  const FindingKey key{shared ? fRaceShared : fRaceGlobal, prev_pc, c.pc};
+  auto [at, fresh] = L.held_index.try_emplace(key, uint32_t(L.held_findings.size()));
+  if (fresh)
+    L.held_findings.push_back({key, race_text(c, shared, prev_block, prev_t, prev_pc, prev_name, kUnchecked)});
+  const uint8_t* mem = shared ? c.x->b->shared.data() + c.addr : reinterpret_cast<const uint8_t*>(c.addr);
+  uint64_t value = 0;
+  std::memcpy(&value, mem, c.size);
+  std::vector<HeldRead>& reads = L.held[{location(c, shared), reader}];
+  auto r = std::find_if(reads.begin(), reads.end(),
+                        [&](const HeldRead& h) { return h.size == c.size && h.value == value; });
+  if (r == reads.end()) {
+    if (reads.size() == 8) {  // a thread reading many values and checking none: no more held
+      const HeldFinding& f = L.held_findings[at->second];
+      note(std::get<0>(key), prev_pc, c.pc, [&] { return f.text; });
+      return;
+    }
+    r = reads.insert(reads.end(), HeldRead{c.size, value, {}});
+  }
+  for (auto& [index, n] : r->findings)
+    if (index == at->second) return void(++n);
+  r->findings.push_back({at->second, 1});
+}
+
+// A CAS of thread `reader` on the location of `c` comparing against `compare`: the held reads of
+// that value by the thread only seeded it.
+void check_held(const Ctx& c, bool shared, uint32_t reader, uint64_t compare) {
+  LaunchState& L = G().launch;
+  auto it = L.held.find({location(c, shared), reader});
+  if (it == L.held.end()) return;
+  compare &= width_mask(int(c.size));
+  std::erase_if(it->second, [&](const HeldRead& h) { return h.size == c.size && h.value == compare; });
+  if (it->second.empty()) L.held.erase(it);
+}
+
+// The held findings no CAS has discharged become findings of the launch.
+void report_held() {
+  LaunchState& L = G().launch;
+  std::vector<uint64_t> count(L.held_findings.size());
+  for (const auto& [where, reads] : L.held)
+    for (const HeldRead& r : reads)
+      for (const auto& [index, n] : r.findings) count[index] += n;
+  for (size_t i = 0; i < count.size(); ++i) {
+    if (!count[i]) continue;
+    Finding& f = L.findings[L.held_findings[i].key];
+    if (f.count == 0) {
+      f.text = L.held_findings[i].text;
+      f.order = L.next_order++;
+    }
+    f.count += count[i];
+  }
+  L.held.clear();
+  L.held_index.clear();
+  L.held_findings.clear();
+}
+
+// --- one store instruction, many lanes ------------------------------------------------------------
+// The bytes lane `lane` stores with st instruction `in`.
+uint32_t stored_bytes(const Exec& x, const Inst& in, int lane, uint8_t* out) {
+  const uint32_t es = in.aux;
+  for (uint32_t i = 0; i < in.vec; ++i) {
+    const Operand& e = in.vec == 1 ? in.o[1] : x.vec(in.o[1], int(i));
+    const uint64_t v = e.kind == OK::sink ? 0 : x.val(e, lane);
+    std::memcpy(out + i * es, &v, es);
+  }
+  return es * in.vec;
+}
+
+enum StoreLanes { kOtherStore, kEqualValue, kOtherValue };
+// A plain store conflicting with the earlier write of thread `prev_t` of its own block: was that
+// write another lane of this very execution of the instruction, and did it store the same bytes?
+StoreLanes store_lanes(const Ctx& c, bool shared, uint32_t prev_t) {
+  if (prev_t / 32 != c.t / 32) return kOtherStore;
+  const StoreExec& se = G().store;
+  const int prev_lane = int(prev_t % 32), lane = int(c.t % 32);
+  // That lane stored to this location in this execution; the record is its latest write there.
+  if (!((se.lanes >> prev_lane) & 1) || se.loc[prev_lane] != location(c, shared)) return kOtherStore;
+  const Inst& in = c.x->k->code[c.pc];
+  uint8_t mine[64], theirs[64];
+  const uint32_t n = stored_bytes(*c.x, in, lane, mine);
+  stored_bytes(*c.x, in, prev_lane, theirs);
+  return std::memcmp(mine, theirs, n) == 0 ? kEqualValue : kOtherValue;
+}
+
+inline bool plain_read(uint32_t kind) { return (kind & kRead) && !(kind & (kWrite | kStrong)); }
+
+// An unordered, non-exempt conflict with the earlier write (or atomic) of thread `prev_t` of
+// block `prev_block`, or with its earlier read: reported, held, or (equal stores of one
+// instruction) defined.
+__attribute__((noinline, cold)) void conflict(Ctx& c, bool shared, uint64_t prev_block,
+                                              uint32_t prev_t, uint32_t prev_pc, bool prev_write,
+                                              bool prev_atomic, bool prev_strong) {
+  const char* name = prev_atomic ? "atomic" : prev_write ? "write" : "read";
+  if (prev_write && !prev_atomic && (c.kind & kStore) && prev_block == c.bs->block) {
+    switch (store_lanes(c, shared, prev_t)) {
+      case kEqualValue: return;
+      case kOtherValue: return race(c, shared, prev_block, prev_t, prev_pc, name, kLanesDiffer);
+      case kOtherStore: break;
+    }
+  }
+  const uint32_t prev_key = uint32_t(prev_block * c.bs->tpb + prev_t);
+  if (prev_atomic && plain_read(c.kind))
+    return hold(c, shared, c.bs->key_base + c.t, prev_block, prev_t, prev_pc, name);
+  if (!prev_write && !prev_strong && (c.kind & kAtomic))
+    return hold(c, shared, prev_key, prev_block, prev_t, prev_pc, name);
+  race(c, shared, prev_block, prev_t, prev_pc, name);
 }
 
 // Two strong accesses do not race (PTX: morally strong), unless one is .cta-scoped and they are
@@ -547,11 +750,11 @@ inline void s_op(Ctx& c, SCell& cell, uint32_t nbytes, uint64_t me, bool race_on
   if (init_on && rd && s_clock(cell.w) < c.bs->start) c.uninit += nbytes;
   if (race_on) {
     if (!s_ordered(c, cell.w) && !s_exempt(c, cell.w, me, true))
-      race(c, true, c.bs->block, s_tid(cell.w), s_pc(cell.w), (cell.w & sAtomic) ? "atomic" : "write");
+      conflict(c, true, c.bs->block, s_tid(cell.w), s_pc(cell.w), true, cell.w & sAtomic, cell.w & sStrong);
     if (wr)
       for (SRec r : cell.r)
         if (!s_ordered(c, r) && !s_exempt(c, r, me, false))
-          race(c, true, c.bs->block, s_tid(r), s_pc(r), (r & sAtomic) ? "atomic" : "read");
+          conflict(c, true, c.bs->block, s_tid(r), s_pc(r), false, false, r & sStrong);
   }
   if (wr) {
     cell.w = me;
@@ -587,12 +790,12 @@ inline void g_op(Ctx& c, GCell& cell, const GRec& me, uint32_t base) {
   const bool wr = c.kind & kWrite;
   const uint32_t tpb = c.bs->tpb;
   if (!g_ordered(c, cell.w, base) && !g_exempt(c, cell.w, me.pc, true))
-    race(c, false, cell.w.key / tpb, cell.w.key % tpb, cell.w.pc & kPcMask,
-         (cell.w.pc & fAtomic) ? "atomic" : "write");
+    conflict(c, false, cell.w.key / tpb, cell.w.key % tpb, cell.w.pc & kPcMask, true,
+             cell.w.pc & fAtomic, cell.w.pc & fStrong);
   if (wr) {
     for (const GRec& r : cell.r)
       if (!g_ordered(c, r, base) && !g_exempt(c, r, me.pc, false))
-        race(c, false, r.key / tpb, r.key % tpb, r.pc & kPcMask, (r.pc & fAtomic) ? "atomic" : "read");
+        conflict(c, false, r.key / tpb, r.key % tpb, r.pc & kPcMask, false, false, r.pc & fStrong);
     cell.w = me;
     cell.r[0].clock = cell.r[1].clock = 0;
     return;
@@ -693,6 +896,20 @@ inline void access_lane(Exec& x, BlockState* bs, uint32_t pc, bool shared, uint6
   }
   const bool race_on = g_checks & kRace, init_on = g_checks & kInit;
   Ctx c{&x, bs, &ts, t, bs->clock_of(t), kind, pc, a, size, al};
+  if ((kind & (kStore | kCas)) && race_on) {
+    if (kind & kStore) {
+      StoreExec& se = G().store;
+      const uint64_t id = x.sreg(sr_clock64, lane);
+      if (id != se.id) {
+        se.id = id;
+        se.lanes = 0;
+      }
+      se.lanes |= 1u << lane;
+      se.loc[lane] = location(c, shared);
+    } else if (!G().launch.held.empty()) {
+      check_held(c, shared, bs->key_base + t, x.val(x.k->code[pc].o[2], lane));
+    }
+  }
   if (shared) {
     const SRec me = s_make(c.clock, pc,
                            ((kind & kStrong) ? sStrong : 0) | ((kind & kAtomic) ? sAtomic : 0) |
@@ -963,12 +1180,16 @@ LaunchScope::LaunchScope(Launch& l) {
   g.launch.l = &l;
   g.launch.base = g.next_clock;
   g.launch.findings.clear();
+  g.launch.held.clear();
+  g.launch.held_index.clear();
+  g.launch.held_findings.clear();
   g.launch.next_order = 0;
   g.pool_used = 0;
 }
 
 LaunchScope::~LaunchScope() {
   if (finished_) return;
+  report_held();
   print_findings();
   G().launch.findings.clear();
   end_launch();
@@ -977,6 +1198,7 @@ LaunchScope::~LaunchScope() {
 void LaunchScope::finish() {
   finished_ = true;
   LaunchState& L = G().launch;
+  report_held();
   end_launch();
   if (L.findings.empty()) return;
   print_findings();

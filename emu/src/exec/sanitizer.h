@@ -40,7 +40,9 @@ enum : uint32_t {
   kAcquire = 1u << 26,  // ld.acquire, atom.acquire/.acq_rel
   kRelease = 1u << 27,  // st.release, atom/red.release/.acq_rel
   kCta = 1u << 28,      // .cta scope: strong toward the threads of the same block only
-  kSemMask = kStrong | kAtomic | kAcquire | kRelease | kCta,
+  kStore = 1u << 29,    // st: the value stored is operand 1 (lanes storing equal values agree)
+  kCas = 1u << 30,      // atom.cas: the value compared is operand 2 (it may check a plain load)
+  kSemMask = kStrong | kAtomic | kAcquire | kRelease | kCta | kStore | kCas,
 };
 // The semantics bits of a memory instruction, from its modifiers ("relaxed", "gpu", ...).
 uint32_t decode_semantics(const std::string& opcode, const std::vector<std::string>& mods);

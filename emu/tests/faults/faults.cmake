@@ -313,3 +313,27 @@ fault_kernel(child_oob KERNEL k_child BLOCK "1,0,0" THREAD "8,0,0"
 find_library(GPU100_CUDADEVRT cudadevrt HINTS ${CUDAToolkit_LIBRARY_DIR} REQUIRED)
 set_target_properties(fault_child_oob PROPERTIES CUDA_SEPARABLE_COMPILATION ON)
 target_link_libraries(fault_child_oob PRIVATE ${GPU100_CUDADEVRT})
+
+# --- races the checks must tell from the defined patterns beside them ----------------------------
+# Each --fixed run is a pattern CUDA defines or documents, which the checks must not report; the
+# planted bug beside it is the nearest real race, which they must.
+# Lanes of one warp storing to one address in one instruction: equal values are defined (the
+# --fixed run), different values leave which one lands unspecified.
+fault_check(race_store_lanes KERNEL k_flag_lane BLOCK "0,0,0" THREAD "7,0,0"
+  INST "st\\.global\\.[bsu]32 "
+  WHAT "race on global memory at address 0x[0-9a-f]+ \\(0 bytes into a cudaMalloc allocation of 32 bytes at 0x[0-9a-f]+\\): this write of 4 bytes and an earlier write by block \\(0,0,0\\) thread \\(2,0,0\\), 'st\\.global\\.[bsu]32 [^']*' at ([^\n]*[ (])?race_store_lanes\\.cu:@PARTNER@([^0-9,][^,]*)?, in the same execution of this store by one warp, storing a different value \\(which lane's value lands is unspecified; lanes storing equal values are not reported\\)")
+# Equal values from different warps are still a race.
+fault_check(race_store_warps KERNEL k_any_negative BLOCK "0,0,0" THREAD "[0-9]+,0,0"
+  INST "st\\.shared\\.[bsu]32 "
+  WHAT "race on shared memory at address 0x0: this write of 4 bytes and an earlier write by block \\(0,0,0\\) thread \\([0-9]+,0,0\\), 'st\\.shared\\.[bsu]32 [^']*' at ([^\n]*[ (])?race_store_warps\\.cu:@PARTNER@([^0-9,][^,]*)?, ${unordered}")
+# A plain load seeding a compare-and-swap loop (CUDA's bf16 atomicAdd for sm_80, the Programming
+# Guide's atomicMax) is not reported; a plain load of an atomic counter used as a result is.
+fault_check(race_cas_seed KERNEL k_arrivals BLOCK "0,0,0" THREAD "0,0,0"
+  INST "ld\\.global\\.[bsu]32 "
+  WHAT "race on global memory at address 0x[0-9a-f]+ \\(0 bytes into a cudaMalloc allocation of 4 bytes at 0x[0-9a-f]+\\): this read of 4 bytes and an earlier atomic by block \\(0,0,0\\) thread \\(31,0,0\\), 'atom\\.global\\.add\\.u32 [^']*' at ([^\n]*[ (])?race_cas_seed\\.cu:@PARTNER@([^0-9,][^,]*)?, ${unordered}: a plain read of memory that other threads update atomically may return a stale value, and no compare-and-swap of the reading thread on this address compared against the value read \\(a plain load that only seeds a CAS loop is not reported\\)")
+set_target_properties(fault_race_cas_seed PROPERTIES CUDA_ARCHITECTURES 80)
+# Writers that fence before the barrier after which another thread's atomic announces their
+# writes: the release begins at that thread's fence, before the barrier ordered the writes.
+fault_check(race_fence_early KERNEL k_sum BLOCK "4,0,0" THREAD "0,0,0"
+  INST "ld\\.global\\.[bsu]32 "
+  WHAT "race on global memory at address 0x[0-9a-f]+ \\(0 bytes into a cudaMalloc allocation of 640 bytes at 0x[0-9a-f]+\\): this read of 4 bytes and an earlier write by block \\(0,0,0\\) thread \\(1,0,0\\), 'st\\.global\\.[bsu]32 [^']*' at ([^\n]*[ (])?race_fence_early\\.cu:@PARTNER@([^0-9,][^,]*)?, ${unordered}: this thread acquired a release by that block, but one that began before the write was ordered into it \\(a fence and a later strong write of one thread release what precedes the fence in that thread, or was ordered before it by a barrier: a writer's own fence before the barrier that precedes another thread's atomic releases nothing; fence in the thread that does the atomic, after the barrier\\)")
