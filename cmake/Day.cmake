@@ -55,6 +55,19 @@ endfunction()
 
 # The emulated cases of a day: sets OUT to their numbers and, in the caller, emu_args_N to the
 # arguments of case N (TEST_ARGS case N, or its EMU_REPLACE; EMU_EXTRA after TEST_ARGS).
+# Makes TESTS emulated runs (label emu): the emulator's libcudart.so.13 first on the library path,
+# GPU100_REQUIRE_GPU=1 and GPU100_REQUIRE_EMULATOR=1 (so they pass only by running emulated), and
+# the ENVIRONMENT given after those. REQUIRED_FILES: without the emulator's library the run would
+# reach the real runtime (a GPU, or no device); ctest then reports the test as not run instead.
+function(gpu100_emulated)
+  cmake_parse_arguments(PARSE_ARGV 0 E "" "TIMEOUT" "TESTS;ENVIRONMENT")
+  set(environment GPU100_REQUIRE_GPU=1 GPU100_REQUIRE_EMULATOR=1 ${E_ENVIRONMENT})
+  set_tests_properties(${E_TESTS} PROPERTIES
+    LABELS emu TIMEOUT ${E_TIMEOUT} ENVIRONMENT "${environment}"
+    ENVIRONMENT_MODIFICATION "LD_LIBRARY_PATH=path_list_prepend:${GPU100_EMU_LIB_DIR}"
+    REQUIRED_FILES "${GPU100_EMU_LIB_DIR}/libcudart.so.13")
+endfunction()
+
 function(gpu100_emu_cases out name test_args replace skip extra)
   list(LENGTH test_args test_count)
   foreach(case IN LISTS skip)
@@ -188,13 +201,8 @@ function(gpu100_day name source)
     endforeach()
     get_property(emu_tests DIRECTORY PROPERTY TESTS)
     list(FILTER emu_tests INCLUDE REGEX "^${name}\\.emu\\.")
-    # REQUIRED_FILES: without the emulator's library the run would reach the real runtime (a GPU,
-    # or no device); ctest then reports the test as not run instead.
-    set_tests_properties(${emu_tests} PROPERTIES
-      LABELS emu SKIP_RETURN_CODE 77 TIMEOUT 600
-      ENVIRONMENT "GPU100_REQUIRE_GPU=1;GPU100_REQUIRE_EMULATOR=1;GPU100_EMU_CHECK=${GPU100_EMU_CHECKS}"
-      ENVIRONMENT_MODIFICATION "LD_LIBRARY_PATH=path_list_prepend:${GPU100_EMU_LIB_DIR}"
-      REQUIRED_FILES "${GPU100_EMU_LIB_DIR}/libcudart.so.13")
+    gpu100_emulated(TESTS ${emu_tests} TIMEOUT 600 ENVIRONMENT GPU100_EMU_CHECK=${GPU100_EMU_CHECKS})
+    set_tests_properties(${emu_tests} PROPERTIES SKIP_RETURN_CODE 77)
   endif()
 
   # --- cli: what is the day's own: its sizes, its kernels, the no-device paths ---------------

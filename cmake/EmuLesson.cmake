@@ -30,9 +30,5 @@ function(gpu100_emu_lesson name)
   add_test(NAME ${name}.emu.lesson
            COMMAND ${Python3_EXECUTABLE} ${GPU100_CHECK_METRICS} ${asserts}
                    -- $<TARGET_FILE:${name}> ${args} --iters 1 --warmup 0)
-  set_tests_properties(${name}.emu.lesson PROPERTIES
-    LABELS emu TIMEOUT 600
-    ENVIRONMENT "GPU100_REQUIRE_GPU=1;GPU100_REQUIRE_EMULATOR=1"
-    ENVIRONMENT_MODIFICATION "LD_LIBRARY_PATH=path_list_prepend:${GPU100_EMU_LIB_DIR}"
-    REQUIRED_FILES "${GPU100_EMU_LIB_DIR}/libcudart.so.13")
+  gpu100_emulated(TESTS ${name}.emu.lesson TIMEOUT 600)
 endfunction()
