@@ -574,10 +574,34 @@ struct MemoryKinds {
   MemPoolImpl default_pool;
   MemPoolImpl* current_pool = &default_pool;
   unsigned device_flags = cudaDeviceMapHost;  // implicit for the runtime, as cudaGetDeviceFlags says
+  // __managed__ variables: the host reaches each through a pointer the runtime sets when the
+  // program first touches one (nvcc's generated code calls __cudaInitModule then).
+  struct ManagedVar { FatbinRecord* fatbin; void** host_slot; std::string name; };
+  std::vector<ManagedVar> managed_vars;
 };
 MemoryKinds& kinds() {
   static MemoryKinds k;
   return k;
+}
+
+// Points the host's handles of a fatbinary's __managed__ variables at their storage (the module's
+// global variables, which kernels use directly).
+bool bind_managed_vars(FatbinRecord* f) {
+  if (!load_modules(f)) {
+    say("cannot load the module of this program's __managed__ variables: " + f->error);
+    return false;
+  }
+  for (const auto& v : kinds().managed_vars) {
+    if (v.fatbin != f) continue;
+    for (auto& m : f->modules) {
+      auto it = m->var_index.find(v.name);
+      if (it == m->var_index.end()) continue;
+      *v.host_slot = m->vars[it->second].storage;
+      kinds().managed.insert(reinterpret_cast<uint64_t>(m->vars[it->second].storage));
+      break;
+    }
+  }
+  return true;
 }
 
 // The allocation holding p, if it is host memory the device may use (cudaHostAlloc,
@@ -689,7 +713,10 @@ void __cudaRegisterFatBinaryEnd(void**) {
   EMU_API_LOCK();}
 void __cudaUnregisterFatBinary(void**) {
   EMU_API_LOCK();}
-char __cudaInitModule(void**) { return 1; }
+char __cudaInitModule(void** handle) {
+  EMU_API_LOCK();
+  return bind_managed_vars(reinterpret_cast<FatbinRecord*>(handle)) ? 1 : 0;
+}
 
 void __cudaRegisterFunction(void** handle, const char* hostFun, char*, const char* deviceName, int,
                             uint3*, uint3*, dim3*, dim3*, int*) {
@@ -706,9 +733,9 @@ void __cudaRegisterVar(void** handle, char* hostVar, char*, const char* deviceNa
   st().vars[hostVar] = VarRecord{reinterpret_cast<FatbinRecord*>(handle), deviceName, size, constant != 0};
 }
 
-void __cudaRegisterManagedVar(void**, void**, char*, const char* deviceName, int, size_t, int, int) {
+void __cudaRegisterManagedVar(void** handle, void** host_slot, char*, const char* deviceName, int, size_t, int, int) {
   EMU_API_LOCK();
-  say(std::string("__managed__ variable ") + deviceName + ": managed memory is not supported by the emulator");
+  kinds().managed_vars.push_back({reinterpret_cast<FatbinRecord*>(handle), host_slot, deviceName});
 }
 
 unsigned __cudaPushCallConfiguration(dim3 gridDim, dim3 blockDim, size_t sharedMem, struct CUstream_st* stream) {

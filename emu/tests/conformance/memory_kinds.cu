@@ -12,6 +12,12 @@
 #include "conf_common.h"
 #include "gpu100_emu_metrics.h"
 
+__managed__ int g_managed_table[4] = {10, 20, 30, 40};
+
+__global__ void k_add_to_managed_table(int delta) {
+  g_managed_table[threadIdx.x] += delta * int(threadIdx.x + 1);
+}
+
 __global__ void k_affine(int* data, int mul, int add, int n) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) data[i] = data[i] * mul + add;
@@ -136,6 +142,22 @@ void test_managed() {
   CUDA_CHECK(cudaFree(attached));
 }
 
+// A __managed__ variable: its initializer is seen by host and device, and so are the writes of
+// either.
+void test_managed_variable() {
+  conf_check("__managed__ initializer seen by the host", "g_managed_table[2]", g_managed_table[2], 30);
+  g_managed_table[0] = 1;
+  k_add_to_managed_table<<<1, 4>>>(100);
+  CUDA_CHECK(cudaGetLastError());
+  CUDA_CHECK(cudaDeviceSynchronize());
+  const int want[4] = {1 + 100, 20 + 200, 30 + 300, 40 + 400};
+  for (int i = 0; i < 4; ++i)
+    conf_check("__managed__ after a kernel", conf_fmt("g_managed_table[%d]", i), g_managed_table[i], want[i]);
+  cudaPointerAttributes attr;
+  CUDA_CHECK(cudaPointerGetAttributes(&attr, g_managed_table));
+  conf_check("cudaPointerGetAttributes(__managed__).type", "g_managed_table", int(attr.type), int(cudaMemoryTypeManaged));
+}
+
 void test_stream_ordered() {
   cudaStream_t stream;
   CUDA_CHECK(cudaStreamCreate(&stream));
@@ -231,6 +253,7 @@ int main() {
   test_mapped_host_alloc();
   test_host_register();
   test_managed();
+  test_managed_variable();
   test_stream_ordered();
   test_device_memory_metrics();
   return conf_finish("memory_kinds");
