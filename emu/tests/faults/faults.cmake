@@ -112,6 +112,10 @@ fault_kernel(free_async_use KERNEL k_plus_index BLOCK "0,0,0" THREAD "0,0,0"
   INST "ld\\.global(\\.nc)?\\.[bsu]32 "
   WHAT "out-of-bounds global load of 4 bytes \\(0 bytes into a cudaMallocAsync allocation of 2048 bytes at 0x[0-9a-f]+, which was freed\\) at address 0x[0-9a-f]+"
   ERROR cudaErrorIllegalAddress FIXED)
+fault_kernel(host_register_readonly KERNEL k_square BLOCK "0,0,0" THREAD "0,0,0"
+  INST "st\\.global\\.[bsu]32 "
+  WHAT "store to read-only host memory registered with cudaHostRegister at address 0x[0-9a-f]+"
+  ERROR cudaErrorIllegalAddress FIXED)
 
 # --- shared and local memory --------------------------------------------------------------------
 fault_kernel(smem_static KERNEL k_pair_sum BLOCK "0,0,0" THREAD "127,0,0"
