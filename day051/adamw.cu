@@ -46,15 +46,21 @@ struct Step {
   float bc2_sqrt;   // sqrt(1 - b2^t)
 };
 
-Step make_step(double lr, double b1, double b2, double eps, double wd, int t) {
-  return {float(b1),
-          float(1.0 - b1),
-          float(b2),
-          float(1.0 - b2),
-          float(eps),
-          float(1.0 - lr * wd),
-          float(lr / (1.0 - std::pow(b1, t))),
-          float(std::sqrt(1.0 - std::pow(b2, t)))};
+// The run's hyperparameters and step t, as given (doubles; the kernels get a Step).
+struct Hyperparameters {
+  double lr, b1, b2, eps, wd;
+  int t;
+};
+
+Step make_step(const Hyperparameters& h) {
+  return {float(h.b1),
+          float(1.0 - h.b1),
+          float(h.b2),
+          float(1.0 - h.b2),
+          float(h.eps),
+          float(1.0 - h.lr * h.wd),
+          float(h.lr / (1.0 - std::pow(h.b1, h.t))),
+          float(std::sqrt(1.0 - std::pow(h.b2, h.t)))};
 }
 
 // ---- CPU reference ------------------------------------------------------------------------------
@@ -77,8 +83,8 @@ void adamw_cpu(float& p, float g, float& m, float& v, const Step& s) {
 }
 
 // The same update in double from the same starting values, with the exact bias corrections.
-double adamw_double(double p, double g, double m, double v, double lr, double b1, double b2,
-                    double eps, double wd, int t) {
+double adamw_double(double p, double g, double m, double v, const Hyperparameters& h) {
+  const auto [lr, b1, b2, eps, wd, t] = h;
   m = b1 * m + (1 - b1) * g;
   v = b2 * v + (1 - b2) * g * g;
   const double mhat = m / (1 - std::pow(b1, t)), vhat = v / (1 - std::pow(b2, t));
@@ -91,8 +97,8 @@ double adamw_double(double p, double g, double m, double v, double lr, double b1
 // so denom carries 6u (half of v's through the root, the root, bc2_sqrt and the division, eps and
 // the addition); the ratio adds 1u, delta 2u (step_size, the product); p * decay carries 2u and
 // the subtraction 1u of the result. The factor 1.01 covers the higher-order terms.
-double adamw_bound(double p, double g, double m, double v, double lr, double b1, double b2,
-                   double eps, double wd, int t) {
+double adamw_bound(double p, double g, double m, double v, const Hyperparameters& h) {
+  const auto [lr, b1, b2, eps, wd, t] = h;
   constexpr double u = 0x1p-24;
   const double m_new = b1 * m + (1 - b1) * g, v_new = b2 * v + (1 - b2) * g * g;
   const double step_size = lr / (1 - std::pow(b1, t));
@@ -284,6 +290,97 @@ std::vector<Chunk> chunk_table(const std::vector<int64_t>& sizes) {
   return chunks;
 }
 
+// The tensors' starting values on the host and their values after one step of the CPU model.
+struct HostTensors {
+  std::vector<std::vector<float>> p0, g, m0, v0;  // before the step
+  std::vector<std::vector<float>> p, m, v;        // after it
+};
+
+HostTensors host_tensors(const std::vector<int64_t>& sizes, uint64_t seed, const Step& s) {
+  HostTensors h;
+  for (size_t k = 0; k < sizes.size(); ++k) {
+    const size_t sz = size_t(sizes[k]);
+    const uint64_t tensor_seed = seed + 4 * k;
+    h.p0.push_back(gpu100::random_floats(sz, tensor_seed));
+    h.g.push_back(gpu100::random_floats(sz, tensor_seed + 1, -0.1f, 0.1f));
+    h.m0.push_back(gpu100::random_floats(sz, tensor_seed + 2, -0.01f, 0.01f));
+    h.v0.push_back(gpu100::random_floats(sz, tensor_seed + 3, 0.0f, 1e-4f));
+    h.p.push_back(h.p0.back());
+    h.m.push_back(h.m0.back());
+    h.v.push_back(h.v0.back());
+    for (size_t i = 0; i < sz; ++i)
+      adamw_cpu(h.p.back()[i], h.g.back()[i], h.m.back()[i], h.v.back()[i], s);
+  }
+  return h;
+}
+
+// The fp32 algorithm against AdamW in double, each p within its rounding bound (the kernels equal
+// the fp32 model bit for bit, so this is their accuracy too).
+gpu100::CheckResult check_fp32_model(const HostTensors& h, const Hyperparameters& hyper) {
+  std::vector<float> model;
+  std::vector<double> exact, bound;
+  for (size_t k = 0; k < h.p.size(); ++k) {
+    model.insert(model.end(), h.p[k].begin(), h.p[k].end());
+    for (size_t i = 0; i < h.p[k].size(); ++i) {
+      exact.push_back(adamw_double(h.p0[k][i], h.g[k][i], h.m0[k][i], h.v0[k][i], hyper));
+      bound.push_back(adamw_bound(h.p0[k][i], h.g[k][i], h.m0[k][i], h.v0[k][i], hyper));
+    }
+  }
+  return gpu100::compare_within(model, exact, bound, "fp32 rounding bound");
+}
+
+// The starting values on the device, one allocation per tensor, and the multi-tensor tables.
+void upload_state(State& st, const HostTensors& h, const std::vector<int64_t>& sizes) {
+  for (size_t k = 0; k < h.p0.size(); ++k) {
+    st.p.emplace_back(h.p0[k]);
+    st.g.emplace_back(h.g[k]);
+    st.m.emplace_back(h.m0[k]);
+    st.v.emplace_back(h.v0[k]);
+    st.scratch.emplace_back(h.p0[k].size());
+    st.refs.push_back({st.p[k].data(), st.g[k].data(), st.m[k].data(), st.v[k].data(), sizes[k]});
+  }
+  const auto chunks = chunk_table(sizes);
+  st.d_refs = gpu100::DeviceBuffer<TensorRef>(st.refs);
+  st.d_chunks = gpu100::DeviceBuffer<Chunk>(chunks);
+  st.chunks = unsigned(chunks.size());
+}
+
+// Before each checked run: the starting values again, the per-op scratch poisoned.
+void reset_state(State& st, const HostTensors& h) {
+  for (size_t k = 0; k < h.p0.size(); ++k) {
+    st.p[k].upload(h.p0[k]);
+    st.m[k].upload(h.m0[k]);
+    st.v[k].upload(h.v0[k]);
+    st.scratch[k].poison();
+  }
+}
+
+// p, m and v of every tensor, each bit for bit against the CPU model's.
+gpu100::CheckResult check_state(const State& st, const HostTensors& h) {
+  std::vector<float> got_p, got_m, got_v, want_p, want_m, want_v;
+  for (size_t k = 0; k < h.p.size(); ++k) {
+    for (auto [dst, src] : {std::pair{&got_p, &st.p[k]}, {&got_m, &st.m[k]}, {&got_v, &st.v[k]}}) {
+      const auto d = src->download();
+      dst->insert(dst->end(), d.begin(), d.end());
+    }
+    want_p.insert(want_p.end(), h.p[k].begin(), h.p[k].end());
+    want_m.insert(want_m.end(), h.m[k].begin(), h.m[k].end());
+    want_v.insert(want_v.end(), h.v[k].begin(), h.v[k].end());
+  }
+  auto c =
+      gpu100::combine(gpu100::compare_exact(got_p, want_p), gpu100::compare_exact(got_m, want_m));
+  return gpu100::combine(c, gpu100::compare_exact(got_v, want_v));
+}
+
+gpu100::Measure measure_version(const Version& v, State& st, const HostTensors& h, const Step& s,
+                                int64_t total) {
+  return {.name = v.name,
+          .launch = [&v, &st, s](cudaStream_t stream) { launch(v, st, s, stream); },
+          .reset = [&st, &h] { reset_state(st, h); },
+          .check = [&st, &h] { return check_state(st, h); },
+          .work = v.bytes_per_element * double(total)};
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -304,103 +401,28 @@ int main(int argc, char** argv) {
     auto& report = ctx.report();
     report.unit("GB/s");
     report.limit("dram_gbps", ctx.device().peak_dram_gbps(), "HBM peak");
-    const double b1 = 0.9, b2 = 0.999, eps = 1e-8;
-    const Step s = make_step(lr, b1, b2, eps, wd, step);
+    const Hyperparameters hyper{.lr = lr, .b1 = 0.9, .b2 = 0.999, .eps = 1e-8, .wd = wd, .t = step};
+    const Step s = make_step(hyper);
 
     const auto sizes = tensor_sizes(n, tensors, ctx.seed() + 99);
     int64_t total = 0;
     for (int64_t x : sizes) total += x;
     report.problem("elements", double(total));
 
-    // Host state per tensor, its fp32 result from the CPU model, and p in double.
-    std::vector<std::vector<float>> p0, g, m0, v0, p_ref, m_ref, v_ref;
-    std::vector<std::vector<double>> p_double, p_bound;
-    for (size_t k = 0; k < sizes.size(); ++k) {
-      const size_t sz = size_t(sizes[k]);
-      const uint64_t seed = ctx.seed() + 4 * k;
-      p0.push_back(gpu100::random_floats(sz, seed));
-      g.push_back(gpu100::random_floats(sz, seed + 1, -0.1f, 0.1f));
-      m0.push_back(gpu100::random_floats(sz, seed + 2, -0.01f, 0.01f));
-      v0.push_back(gpu100::random_floats(sz, seed + 3, 0.0f, 1e-4f));
-      p_ref.push_back(p0.back());
-      m_ref.push_back(m0.back());
-      v_ref.push_back(v0.back());
-      p_double.emplace_back(sz);
-      p_bound.emplace_back(sz);
-      for (size_t i = 0; i < sz; ++i) {
-        adamw_cpu(p_ref.back()[i], g.back()[i], m_ref.back()[i], v_ref.back()[i], s);
-        p_double.back()[i] = adamw_double(p0.back()[i], g.back()[i], m0.back()[i], v0.back()[i], lr,
-                                          b1, b2, eps, wd, step);
-        p_bound.back()[i] = adamw_bound(p0.back()[i], g.back()[i], m0.back()[i], v0.back()[i], lr,
-                                        b1, b2, eps, wd, step);
-      }
-    }
-
-    {  // the fp32 algorithm against AdamW in double (the kernels equal the fp32 model bit for bit)
-      std::vector<float> model;
-      std::vector<double> exact, bound;
-      for (size_t k = 0; k < sizes.size(); ++k) {
-        model.insert(model.end(), p_ref[k].begin(), p_ref[k].end());
-        exact.insert(exact.end(), p_double[k].begin(), p_double[k].end());
-        bound.insert(bound.end(), p_bound[k].begin(), p_bound[k].end());
-      }
-      report.add_check("fp32 AdamW model: p vs AdamW in double",
-                       gpu100::compare_within(model, exact, bound, "fp32 rounding bound"));
-    }
+    const HostTensors host = host_tensors(sizes, ctx.seed(), s);
+    report.add_check("fp32 AdamW model: p vs AdamW in double", check_fp32_model(host, hyper));
 
     State st;
-    for (size_t k = 0; k < sizes.size(); ++k) {
-      st.p.emplace_back(p0[k]);
-      st.g.emplace_back(g[k]);
-      st.m.emplace_back(m0[k]);
-      st.v.emplace_back(v0[k]);
-      st.scratch.emplace_back(size_t(sizes[k]));
-      st.refs.push_back({st.p[k].data(), st.g[k].data(), st.m[k].data(), st.v[k].data(), sizes[k]});
-    }
-    const auto chunks = chunk_table(sizes);
-    st.d_refs = gpu100::DeviceBuffer<TensorRef>(st.refs);
-    st.d_chunks = gpu100::DeviceBuffer<Chunk>(chunks);
-    st.chunks = unsigned(chunks.size());
-    ctx.copy_baseline(size_t(total) *
-                      14);  // 28 bytes per element read + written, as the fused kernels
-
-    auto reset = [&] {
-      for (size_t k = 0; k < sizes.size(); ++k) {
-        st.p[k].upload(p0[k]);
-        st.m[k].upload(m0[k]);
-        st.v[k].upload(v0[k]);
-        st.scratch[k].poison();
-      }
-    };
-    auto check = [&] {
-      std::vector<float> got_p, got_m, got_v, want_p, want_m, want_v;
-      for (size_t k = 0; k < sizes.size(); ++k) {
-        for (auto [dst, src] :
-             {std::pair{&got_p, &st.p[k]}, {&got_m, &st.m[k]}, {&got_v, &st.v[k]}}) {
-          const auto h = src->download();
-          dst->insert(dst->end(), h.begin(), h.end());
-        }
-        want_p.insert(want_p.end(), p_ref[k].begin(), p_ref[k].end());
-        want_m.insert(want_m.end(), m_ref[k].begin(), m_ref[k].end());
-        want_v.insert(want_v.end(), v_ref[k].begin(), v_ref[k].end());
-      }
-      auto c = gpu100::combine(gpu100::compare_exact(got_p, want_p),
-                               gpu100::compare_exact(got_m, want_m));
-      c = gpu100::combine(c, gpu100::compare_exact(got_v, want_v));
-      return c;
-    };
+    upload_state(st, host, sizes);
+    // 28 bytes per element read + written, as the fused kernels
+    ctx.copy_baseline(size_t(total) * 14);
 
     std::vector<gpu100::Measure> runs;
-    for (const Version& v : kVersions)
-      runs.push_back({.name = v.name,
-                      .launch = [&](cudaStream_t stream) { launch(v, st, s, stream); },
-                      .reset = reset,
-                      .check = check,
-                      .work = v.bytes_per_element * double(total)});
+    for (const Version& v : kVersions) runs.push_back(measure_version(v, st, host, s, total));
     ctx.measure_all(runs);
     report.note(
         fmt::format("{} tensors, {} elements, {} chunks of up to {} for the multi-tensor launch; "
                     "launches per step: per_op {}, per_tensor {}, multi_tensor 1",
-                    sizes.size(), total, chunks.size(), kChunk, 5 * sizes.size(), sizes.size()));
+                    sizes.size(), total, st.chunks, kChunk, 5 * sizes.size(), sizes.size()));
   });
 }
