@@ -367,6 +367,16 @@ def parse_args(args):
     return {k: int(v) for k, v in values.items()}
 
 
+def read_counts(expr):
+    """The version.metric pairs an expression reads, in order, once each."""
+    seen = []
+    for node in ast.walk(ast.parse(expr, mode="eval")):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            if (node.value.id, node.attr) not in seen:
+                seen.append((node.value.id, node.attr))
+    return seen
+
+
 def evaluate_claims(day):
     """Each claim of the day's lesson evaluated over the model: (expr, True/False/None), None
     when it reads a version or a column the model does not compute."""
@@ -820,6 +830,7 @@ def check_models(paths):
         expect(0 < size <= MAX_FIGURE_BYTES, f"{os.path.basename(p)} drawn ({size} bytes)")
     for day in DAY_MODELS:
         args, results = evaluate_claims(day)
+        versions = {k: v.namespace() for k, v in DAY_MODELS[day][0](parse_args(args)).items()}
         evaluated = [r for r in results if r[1] is not None]
         expect(len(evaluated) > 0, f"{day}: the model answers some of the lesson's claims")
         for expr, ok in results:
@@ -827,6 +838,10 @@ def check_models(paths):
                 print(f"skip  {day} [{args}]: {expr} (reads what the model does not compute)")
             else:
                 expect(ok, f"{day} [{args}]: {expr}")
+                if not ok:
+                    print("      the model's counts: " + ", ".join(
+                        f"{v}.{a} = {getattr(versions[v], a)}" for v, a in read_counts(expr)
+                        if v in versions))
     # The roofline's arithmetic as the docs state it.
     r32 = ridge(H100.fp32_flops, H100.hbm_bytes_per_s)
     vector_add = roofline_points()[0][1]
