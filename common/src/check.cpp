@@ -7,11 +7,8 @@
 
 namespace gpu100 {
 
-void throw_cuda_error(cudaError_t err, const char* expr, const char* file, int line) {
-  throw CudaError(fmt::format("{}:{}: {}: {}: {}", file, line, expr, cudaGetErrorName(err),
-                              cudaGetErrorString(err)));
-}
-
+namespace {
+// The name of a cuBLAS status (CUBLAS_STATUS_...), or "status N".
 std::string library_status_name(const char* library, int status) {
   if (std::string(library) == "cublas") {
     switch (static_cast<cublasStatus_t>(status)) {
@@ -29,11 +26,19 @@ std::string library_status_name(const char* library, int status) {
   }
   return fmt::format("status {}", status);
 }
+}  // namespace
 
 void throw_library_error(const char* library, int status, const char* expr, const char* file,
                          int line) {
   throw CudaError(
       fmt::format("{}:{}: {}: {}", file, line, expr, library_status_name(library, status)));
+}
+
+namespace detail {
+
+void throw_cuda_error(cudaError_t err, const char* expr, const char* file, int line) {
+  throw CudaError(fmt::format("{}:{}: {}: {}: {}", file, line, expr, cudaGetErrorName(err),
+                              cudaGetErrorString(err)));
 }
 
 void launch_check(const char* file, int line) {
@@ -44,5 +49,7 @@ void launch_check(const char* file, int line) {
   }();
   if (sync) cuda_check(cudaDeviceSynchronize(), "kernel execution", file, line);
 }
+
+}  // namespace detail
 
 }  // namespace gpu100

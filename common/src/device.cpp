@@ -52,8 +52,6 @@ bool current_device_is_emulated() {
 std::string cuda_version_string(int v) { return fmt::format("{}.{}", v / 1000, (v % 1000) / 10); }
 
 std::string DeviceInfo::cc_string() const { return fmt::format("{}.{}", cc_major, cc_minor); }
-std::string DeviceInfo::driver_string() const { return cuda_version_string(driver_version); }
-std::string DeviceInfo::runtime_string() const { return cuda_version_string(runtime_version); }
 double DeviceInfo::peak_dram_gbps() const { return dram_gbps(mem_clock_khz, mem_bus_bits); }
 double DeviceInfo::peak_fp32_tflops() const {
   return fp32_tflops(sm_count, fp32_lanes_per_sm(cc_major, cc_minor), sm_clock_khz);

@@ -1,5 +1,7 @@
 #include "gpu100/emu_metrics.h"
 
+#include "internal.h"
+
 #include <dlfcn.h>
 #include <fmt/format.h>
 

@@ -167,7 +167,7 @@ SweepInputs make_inputs(int64_t s, GemmDtype in, GemmDtype out, uint64_t seed) {
 // Fewer repeats when one run is long: about a second of timed runs, at least 3.
 BenchOptions sweep_options(const Context& ctx, const GemmLauncher& launch,
                            const GemmOperands& ops) {
-  BenchOptions o = ctx.bench_options(true);
+  BenchOptions o = bench_options(ctx.cli(), ctx.device(), true);
   cudaEvent_t t0, t1;
   CUDA_CHECK(cudaEventCreate(&t0));
   CUDA_CHECK(cudaEventCreate(&t1));
@@ -188,7 +188,7 @@ BenchOptions sweep_options(const Context& ctx, const GemmLauncher& launch,
 
 bool gemm_sweep(Context& ctx, const GemmSweep& sw) {
   if (!ctx.vendor_libraries()) {
-    ctx.vendor_not_run("sweep " + sw.version);
+    vendor_not_run(ctx, "sweep " + sw.version);
     return false;
   }
   Table t;
@@ -400,8 +400,6 @@ Measure GemmProblem::measure(const GemmVersion& v) {
           .check = [this] { return check(); },
           .work = flops()};
 }
-
-CheckResult GemmProblem::run_version(const GemmVersion& v) { return ctx_.measure(measure(v)).check; }
 
 void GemmProblem::sweep(const GemmVersion& version) {
   GemmSweep sw;

@@ -304,8 +304,8 @@ std::string Report::json(const DeviceInfo* device) const {
   if (device) {
     j["device"] = {{"name", device->name},
                    {"cc", device->cc_string()},
-                   {"driver", device->driver_string()},
-                   {"runtime", device->runtime_string()},
+                   {"driver", cuda_version_string(device->driver_version)},
+                   {"runtime", cuda_version_string(device->runtime_version)},
                    {"sm_count", device->sm_count},
                    {"sm_clock_mhz", device->sm_clock_khz / 1000.0},
                    {"l2_bytes", device->l2_bytes},

@@ -33,7 +33,7 @@ struct Fixture {
   int parse(std::vector<std::string> words) {
     Args a(std::move(words));
     testing::internal::CaptureStderr();
-    int rc = cli.parse(a.argc(), a.argv.data());
+    int rc = gpu100::CliAccess::parse(cli, a.argc(), a.argv.data());
     last_err = testing::internal::GetCapturedStderr();
     return rc;
   }
@@ -113,7 +113,7 @@ TEST(Cli, ChoiceMustBeKnown) {
   cli.option("mode", mode, {"a", "b"}, "mode");
   Args bad({"--mode", "c"});
   testing::internal::CaptureStderr();
-  EXPECT_EQ(cli.parse(bad.argc(), bad.argv.data()), gpu100::kUsage);
+  EXPECT_EQ(gpu100::CliAccess::parse(cli, bad.argc(), bad.argv.data()), gpu100::kUsage);
   testing::internal::GetCapturedStderr();
 }
 
@@ -210,12 +210,12 @@ TEST(Cli, NumericOptionsAcceptTheirWholeRange) {
   cli.option("fraction", fraction, "a fraction", 0.0, 1.0);
   Args top({"--n", "1099511627776", "--seed", "18446744073709551615", "--iters", "1000000",
             "--warmup", "100000", "--device", "1023", "--block=1024", "--fraction", "1"});
-  EXPECT_EQ(cli.parse(top.argc(), top.argv.data()), -1);
+  EXPECT_EQ(gpu100::CliAccess::parse(cli, top.argc(), top.argv.data()), -1);
   EXPECT_EQ(n, int64_t(1) << 40);
   EXPECT_EQ(cli.seed(), UINT64_MAX);
   EXPECT_EQ(cli.iters(), 1000000);
-  EXPECT_EQ(cli.warmup(), 100000);
-  EXPECT_EQ(cli.device_index(), 1023);
+  EXPECT_EQ(gpu100::CliAccess::warmup(cli), 100000);
+  EXPECT_EQ(gpu100::CliAccess::device_index(cli), 1023);
   EXPECT_EQ(block, 1024);
   EXPECT_EQ(fraction, 1.0);
 
@@ -225,7 +225,7 @@ TEST(Cli, NumericOptionsAcceptTheirWholeRange) {
   low.option("fraction", fraction, "a fraction", 0.0, 1.0);
   Args bottom({"--n", "1", "--seed", "0", "--iters", "1", "--warmup", "0", "--device", "0",
                "--block", "32", "--fraction", "2.5e-1"});
-  EXPECT_EQ(low.parse(bottom.argc(), bottom.argv.data()), -1);
+  EXPECT_EQ(gpu100::CliAccess::parse(low, bottom.argc(), bottom.argv.data()), -1);
   EXPECT_EQ(n, 1);
   EXPECT_EQ(low.seed(), 0u);
   EXPECT_EQ(low.iters(), 1);

@@ -10,6 +10,7 @@
 #include "gpu100/device.h"
 #include "gpu100/emu_metrics.h"
 #include "gpu100/report.h"
+#include "internal.h"
 
 namespace {
 
@@ -18,7 +19,7 @@ gpu100::CheckResult ok() {
   std::vector<float> a{1, 2};
   return gpu100::compare(a, a, gpu100::Tolerance::FP32());
 }
-std::string printed(const gpu100::Report& r) {
+std::string printed(const gpu100::RunReport& r) {
   testing::internal::CaptureStdout();
   r.print();
   return testing::internal::GetCapturedStdout();
@@ -50,8 +51,8 @@ gpu100::EmuMetrics sample() {
   return m;
 }
 
-gpu100::Report report(bool emulated) {
-  gpu100::Report r("day025", "memory_coalescing");
+gpu100::RunReport report(bool emulated) {
+  gpu100::RunReport r("day025", "memory_coalescing");
   r.emulated(emulated);
   r.add("misaligned", ms(3.5), 1, ok());
   r.metrics("misaligned", sample());
@@ -97,7 +98,7 @@ TEST(EmuMetrics, EmulatedTableShowsThemInPlaceOfTimes) {
 }
 
 TEST(EmuMetrics, EmulatedJsonCarriesEveryCounter) {
-  const gpu100::Report r = report(true);
+  const gpu100::RunReport r = report(true);
   const auto j = nlohmann::json::parse(r.json(nullptr));
   const auto& v = j["versions"][0];
   ASSERT_TRUE(v.contains("metrics"));
@@ -110,7 +111,7 @@ TEST(EmuMetrics, EmulatedJsonCarriesEveryCounter) {
 }
 
 TEST(EmuMetrics, AttachingToAnUnknownVersionIsAnError) {
-  gpu100::Report r("day001", "vector_add");
+  gpu100::RunReport r("day001", "vector_add");
   r.add("naive", ms(1), 1, ok());
   EXPECT_THROW(r.metrics("float4", sample()), std::logic_error);
 }

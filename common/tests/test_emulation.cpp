@@ -14,6 +14,7 @@
 #include "gpu100/device.h"
 #include "gpu100/gemm.h"
 #include "gpu100/report.h"
+#include "gpu100/run.h"
 #include "internal.h"
 
 namespace gpu100 {
@@ -28,7 +29,7 @@ gpu100::CheckResult verdict(bool pass) {
   std::vector<float> a{1, 2}, b{1, pass ? 2.0f : 3.0f};
   return gpu100::compare(a, b, gpu100::Tolerance::FP32());
 }
-std::string printed(const gpu100::Report& r) {
+std::string printed(const gpu100::RunReport& r) {
   testing::internal::CaptureStdout();
   r.print();
   return testing::internal::GetCapturedStdout();
@@ -52,14 +53,14 @@ gpu100::DeviceInfo device(bool emulated) {
 // A parsed command line, a device and a report: what gpu100::run hands a day's body.
 struct Day {
   gpu100::Cli cli{"test program", "day999", "testing", "hash"};
-  gpu100::Report report{"day999", "testing"};
+  gpu100::RunReport report{"day999", "testing"};
   std::unique_ptr<gpu100::Context> ctx;
   explicit Day(bool emulated, std::vector<std::string> args = {}) {
     cli.kernels({"own", "cublas_thing"});
     args.insert(args.begin(), "day999");
     std::vector<const char*> argv;
     for (auto& a : args) argv.push_back(a.c_str());
-    EXPECT_EQ(cli.parse(int(argv.size()), argv.data()), -1);
+    EXPECT_EQ(gpu100::CliAccess::parse(cli, int(argv.size()), argv.data()), -1);
     report.emulated(emulated);
     ctx = std::make_unique<gpu100::Context>(cli, device(emulated), report);
   }
@@ -80,35 +81,35 @@ TEST(Emulation, DeviceNamePrefixIdentifiesTheEmulator) {
 
 // The exit-code rule: NOT RUN counts for nothing; the versions that ran decide.
 TEST(Emulation, NotRunIsNeitherPassNorFail) {
-  gpu100::Report only_not_run("day021", "cublas_gemm");
+  gpu100::RunReport only_not_run("day021", "cublas_gemm");
   only_not_run.not_run("sgemm", "needs cuBLAS");
   EXPECT_EQ(only_not_run.outcome(), gpu100::Outcome::Skip);
   EXPECT_FALSE(only_not_run.passed());
   EXPECT_EQ(gpu100::exit_code(only_not_run), 77);
 
-  gpu100::Report ran_and_passed("day020", "t");
+  gpu100::RunReport ran_and_passed("day020", "t");
   ran_and_passed.not_run("cublas_dot", "needs cuBLAS");
   ran_and_passed.add("own_dot", ms(1), 1, verdict(true));
   EXPECT_EQ(ran_and_passed.outcome(), gpu100::Outcome::Pass);
   EXPECT_EQ(gpu100::exit_code(ran_and_passed), 0);
 
-  gpu100::Report ran_and_failed("day020", "t");
+  gpu100::RunReport ran_and_failed("day020", "t");
   ran_and_failed.not_run("cublas_dot", "needs cuBLAS");
   ran_and_failed.add("own_dot", ms(1), 1, verdict(false));
   ran_and_failed.not_run("cublas_axpy", "needs cuBLAS");
   EXPECT_EQ(ran_and_failed.outcome(), gpu100::Outcome::Fail);
   EXPECT_EQ(gpu100::exit_code(ran_and_failed), 1);
 
-  gpu100::Report unchecked("day020", "t");
+  gpu100::RunReport unchecked("day020", "t");
   unchecked.not_run("cublas_dot", "needs cuBLAS");
   unchecked.add("own_dot", ms(1), 1, gpu100::CheckResult{});
   EXPECT_EQ(unchecked.outcome(), gpu100::Outcome::Fail);
 
-  gpu100::Report nothing("day020", "t");
+  gpu100::RunReport nothing("day020", "t");
   EXPECT_EQ(nothing.outcome(), gpu100::Outcome::Fail);
   EXPECT_EQ(gpu100::exit_code(nothing), 1);
 
-  gpu100::Report no_reason("day020", "t");
+  gpu100::RunReport no_reason("day020", "t");
   no_reason.not_run("cublas_dot", "");
   EXPECT_FALSE(no_reason.versions()[0].ran());
   EXPECT_EQ(no_reason.outcome(), gpu100::Outcome::Skip);
@@ -117,7 +118,7 @@ TEST(Emulation, NotRunIsNeitherPassNorFail) {
 // A failed check is a failure whatever else was not run, and a baseline that did not run
 // changes nothing about the versions that did.
 TEST(Emulation, BaselineNotRunLeavesTheVerdictToTheVersions) {
-  gpu100::Report r("day011", "t");
+  gpu100::RunReport r("day011", "t");
   r.baseline_not_run("cublasSgemm", "needs cuBLAS");
   EXPECT_EQ(r.outcome(), gpu100::Outcome::Fail);  // no version at all
   r.add("naive", ms(1), 1, verdict(true));
@@ -127,7 +128,7 @@ TEST(Emulation, BaselineNotRunLeavesTheVerdictToTheVersions) {
 }
 
 TEST(Emulation, PrintShowsNotRunOnceAndEndsWithSkip) {
-  gpu100::Report r("day021", "cublas_gemm");
+  gpu100::RunReport r("day021", "cublas_gemm");
   r.baseline_not_run("cublasSgemm", gpu100::kVendorNotRunReason);
   r.not_run("sgemm", gpu100::kVendorNotRunReason);
   r.not_run("tf32", gpu100::kVendorNotRunReason);
@@ -143,7 +144,7 @@ TEST(Emulation, PrintShowsNotRunOnceAndEndsWithSkip) {
 
 TEST(Emulation, PrintUnderEmulationShowsNoGpuFigures) {
   auto make = [](bool emulated) {
-    gpu100::Report r("day001", "vector_add");
+    gpu100::RunReport r("day001", "vector_add");
     r.emulated(emulated);
     r.unit("GB/s");
     r.limit("dram_gbps", 2000, "HBM peak");
@@ -171,7 +172,7 @@ TEST(Emulation, PrintUnderEmulationShowsNoGpuFigures) {
 
 TEST(Emulation, JsonSaysEmulatedAndLeavesOutGpuFigures) {
   auto make = [](bool emulated) {
-    gpu100::Report r("day001", "vector_add");
+    gpu100::RunReport r("day001", "vector_add");
     r.emulated(emulated);
     r.limit("dram_gbps", 2000, "HBM peak");
     r.baseline("copy", ms(2), 1600);
@@ -206,7 +207,7 @@ TEST(Emulation, JsonSaysEmulatedAndLeavesOutGpuFigures) {
 }
 
 TEST(Emulation, JsonStatusSkipAndBaselineNotRun) {
-  gpu100::Report r("day021", "cublas_gemm");
+  gpu100::RunReport r("day021", "cublas_gemm");
   r.emulated(true);
   r.baseline_not_run("cublasSgemm", "needs cuBLAS");
   r.not_run("sgemm", "needs cuBLAS");
@@ -268,16 +269,21 @@ TEST(Emulation, VendorVersionNotSelectedIsNotRecorded) {
 
 TEST(Emulation, VendorNotRunRecordsAnyName) {
   Day day(true, {"--kernel", "own"});
-  day.ctx->vendor_not_run("sweep own");
+  gpu100::vendor_not_run(*day.ctx, "sweep own");
   ASSERT_EQ(day.report.versions().size(), 1u);
   EXPECT_EQ(day.report.versions()[0].name, "sweep own");
   EXPECT_FALSE(day.report.versions()[0].ran());
 }
 
+gpu100::BenchOptions options(bool emulated, bool flush_l2) {
+  const Day day(emulated);
+  return gpu100::bench_options(day.cli, day.ctx->device(), flush_l2);
+}
+
 TEST(Emulation, NoL2FlushUnderTheEmulator) {
-  EXPECT_TRUE(Day(false).ctx->bench_options(true).flush_l2);
-  EXPECT_FALSE(Day(true).ctx->bench_options(true).flush_l2);
-  EXPECT_FALSE(Day(false).ctx->bench_options(false).flush_l2);
+  EXPECT_TRUE(options(false, true).flush_l2);
+  EXPECT_FALSE(options(true, true).flush_l2);
+  EXPECT_FALSE(options(false, false).flush_l2);
   EXPECT_TRUE(Day(false).ctx->vendor_libraries());
 }
 
@@ -316,7 +322,7 @@ TEST(Emulation, GemmSweepIsNotRunUnderTheEmulator) {
 }
 
 TEST(Emulation, NotRunVersionIsNeverTheBest) {
-  gpu100::Report r("day011", "t");
+  gpu100::RunReport r("day011", "t");
   r.not_run("sweep fast", "needs cuBLAS");
   EXPECT_EQ(gpu100::best_passing_version(r), "");
   r.add("slow", ms(2), 1.0, verdict(true));

@@ -97,7 +97,7 @@ gpu100::CheckResult verdict(bool pass) {
 // --sweep follows the fastest version that passed: a faster failing version, or one that was only
 // checked, must not be chosen; no passing version gives an empty name.
 TEST(Gemm, BestPassingVersionSkipsFailedAndUntimed) {
-  gpu100::Report r("day999", "test");
+  gpu100::RunReport r("day999", "test");
   EXPECT_EQ(gpu100::best_passing_version(r), "");
   r.add("slow", timed(4.0), 1.0, verdict(true));
   r.add("fast_but_wrong", timed(1.0), 4.0, verdict(false));

@@ -16,6 +16,8 @@
 #include "gpu100/cli.h"
 #include "gpu100/device.h"
 #include "gpu100/report.h"
+#include "gpu100/run.h"
+#include "internal.h"
 
 namespace {
 
@@ -26,7 +28,7 @@ gpu100::CheckResult verdict(bool pass) {
 
 struct Day {
   gpu100::Cli cli{"test program", "day999", "testing", "hash"};
-  gpu100::Report report{"day999", "testing"};
+  gpu100::RunReport report{"day999", "testing"};
   std::unique_ptr<gpu100::Context> ctx;
   std::vector<std::string> log;
 
@@ -35,7 +37,7 @@ struct Day {
     args.insert(args.begin(), "day999");
     std::vector<const char*> argv;
     for (auto& s : args) argv.push_back(s.c_str());
-    EXPECT_EQ(cli.parse(int(argv.size()), argv.data()), -1);
+    EXPECT_EQ(gpu100::CliAccess::parse(cli, int(argv.size()), argv.data()), -1);
     gpu100::DeviceInfo dev = gpu100::query_device(0);
     EXPECT_TRUE(dev.emulated) << "these tests run on the emulator's runtime; got " << dev.name;
     report.emulated(dev.emulated);

@@ -21,7 +21,7 @@ gpu100::CheckResult bad() {
 }  // namespace
 
 TEST(Report, PassOnlyWhenEveryVersionPasses) {
-  gpu100::Report r("day001", "vector_add");
+  gpu100::RunReport r("day001", "vector_add");
   EXPECT_FALSE(r.passed());  // nothing ran
   r.add("a", ms(1), 10, ok());
   EXPECT_TRUE(r.passed());
@@ -30,7 +30,7 @@ TEST(Report, PassOnlyWhenEveryVersionPasses) {
 }
 
 TEST(Report, FindReturnsTheRecordedVersionOrNull) {
-  gpu100::Report r("day001", "vector_add");
+  gpu100::RunReport r("day001", "vector_add");
   r.add("a", ms(2), 10, ok());
   r.add("b", ms(1), 20, bad());
   ASSERT_NE(r.find("b"), nullptr);
@@ -40,13 +40,13 @@ TEST(Report, FindReturnsTheRecordedVersionOrNull) {
 }
 
 TEST(Report, UncheckedVersionDoesNotPass) {
-  gpu100::Report r("day001", "vector_add");
+  gpu100::RunReport r("day001", "vector_add");
   r.add("a", ms(1), 10, gpu100::CheckResult{});
   EXPECT_FALSE(r.passed());
 }
 
 TEST(Report, JsonHasTheDesignKeysAndRatios) {
-  gpu100::Report r("day001", "vector_add");
+  gpu100::RunReport r("day001", "vector_add");
   r.source_hash = "abc";
   r.problem("n", 1000);
   r.unit("GB/s");
@@ -79,14 +79,14 @@ TEST(Report, JsonHasTheDesignKeysAndRatios) {
 }
 
 TEST(Report, NonFiniteNumbersBecomeNull) {
-  gpu100::Report r("day001", "t");
+  gpu100::RunReport r("day001", "t");
   r.add("a", ms(0.0), std::nan(""), ok());
   auto j = nlohmann::json::parse(r.json(nullptr));
   EXPECT_TRUE(j["versions"][0]["rate"].is_null());
 }
 
 TEST(Report, TablesKeepNumbersAsNumbers) {
-  gpu100::Report r("day025", "t");
+  gpu100::RunReport r("day025", "t");
   gpu100::Table t{"sweep", {"stride", "GB/s"}, {}};
   t.add_row({1, 1234.5});
   t.add_row({"odd", 2.0});
@@ -99,7 +99,7 @@ TEST(Report, TablesKeepNumbersAsNumbers) {
 }
 
 TEST(Report, PrintEndsWithTheStatusLine) {
-  gpu100::Report r("day001", "vector_add");
+  gpu100::RunReport r("day001", "vector_add");
   r.add("a", ms(1), 10, bad());
   testing::internal::CaptureStdout();
   r.print();
@@ -109,7 +109,7 @@ TEST(Report, PrintEndsWithTheStatusLine) {
 }
 
 TEST(Report, ProblemKeyGivenAgainKeepsItsPlaceAndTakesTheNewValue) {
-  gpu100::Report r("day999", "t");
+  gpu100::RunReport r("day999", "t");
   r.problem("n", 5);
   r.problem("pixels", 7);
   r.problem("n", 6);
@@ -121,7 +121,7 @@ TEST(Report, ProblemKeyGivenAgainKeepsItsPlaceAndTakesTheNewValue) {
 }
 
 TEST(Report, RateFollowsTheUnit) {
-  gpu100::Report r("day011", "t");
+  gpu100::RunReport r("day011", "t");
   r.unit("GB/s");
   EXPECT_DOUBLE_EQ(r.rate(3e9, 1000.0), 3.0);
   r.unit("TFLOP/s");

@@ -1,9 +1,7 @@
-// Timing with CUDA events: warm-up, repeats, median/min/max, optional L2 flush between repeats.
+// Times and rates: the summary of a version's timed runs (gpu100::run times them with CUDA events)
+// and the units the report converts them to.
 #pragma once
-#include <cuda_runtime.h>
-
 #include <cstddef>
-#include <functional>
 #include <vector>
 
 namespace gpu100 {
@@ -16,20 +14,6 @@ struct Stats {
 
 // Median (mean of the middle two for an even count), min, max. Empty input -> samples 0.
 Stats summarize(std::vector<double> samples_ms);
-
-struct BenchOptions {
-  int warmup = 3;          // untimed runs first: clocks ramp, caches and TLBs warm, lazy loading
-  int iters = 20;          // timed runs; the median is reported
-  bool flush_l2 = true;    // read a buffer of twice the L2 size before each timed run
-  cudaStream_t stream = nullptr;
-  std::function<void(cudaStream_t)> prepare;  // before every run (warm-up too), outside the events
-  bool idle_start = false;  // synchronize after every run: each starts on an idle stream
-};
-
-// Times fn(stream) iters times, each between its own pair of events, and summarizes. With
-// idle_start, `wall` (if given) gets the host clock of each timed run: start event to synchronize.
-Stats benchmark(const std::function<void(cudaStream_t)>& fn, const BenchOptions& options,
-                Stats* wall = nullptr);
 
 // Rates from a time: bytes moved -> GB/s (1e9 bytes/s), flops -> TFLOP/s (1e12 flop/s).
 inline double gbps(double bytes, double ms) { return ms > 0 ? bytes / (ms * 1e6) : 0.0; }

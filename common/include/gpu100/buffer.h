@@ -1,4 +1,4 @@
-// RAII owners of device and pinned host memory. Move-only; sizes are in elements.
+// RAII owner of device memory (pinned host memory: pinned.h). Move-only; sizes are in elements.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -62,36 +62,6 @@ class DeviceBuffer {
     ptr_ = nullptr;
     count_ = 0;
   }
-  T* ptr_ = nullptr;
-  size_t count_ = 0;
-};
-
-// Page-locked host memory: needed for truly asynchronous copies and full PCIe bandwidth.
-template <class T>
-class PinnedBuffer {
- public:
-  PinnedBuffer() = default;
-  explicit PinnedBuffer(size_t count) : count_(count) {
-    if (count_ > 0) CUDA_CHECK(cudaMallocHost(&ptr_, count_ * sizeof(T)));
-  }
-  ~PinnedBuffer() {
-    if (ptr_) cudaFreeHost(ptr_);
-  }
-  PinnedBuffer(const PinnedBuffer&) = delete;
-  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
-  PinnedBuffer(PinnedBuffer&& o) noexcept
-      : ptr_(std::exchange(o.ptr_, nullptr)), count_(std::exchange(o.count_, 0)) {}
-
-  T* data() { return ptr_; }
-  const T* data() const { return ptr_; }
-  size_t size() const { return count_; }
-  size_t bytes() const { return count_ * sizeof(T); }
-  T& operator[](size_t i) { return ptr_[i]; }
-  const T& operator[](size_t i) const { return ptr_[i]; }
-  T* begin() { return ptr_; }
-  T* end() { return ptr_ + count_; }
-
- private:
   T* ptr_ = nullptr;
   size_t count_ = 0;
 };

@@ -14,29 +14,29 @@ class CudaError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-[[noreturn]] void throw_cuda_error(cudaError_t err, const char* expr, const char* file, int line);
+// For a library status (cuBLAS, cuRAND, cuSPARSE, ...) that is not success: library is its
+// name in the message.
 [[noreturn]] void throw_library_error(const char* library, int status, const char* expr,
                                       const char* file, int line);
 
+namespace detail {
+[[noreturn]] void throw_cuda_error(cudaError_t err, const char* expr, const char* file, int line);
 inline void cuda_check(cudaError_t err, const char* expr, const char* file, int line) {
   if (err != cudaSuccess) throw_cuda_error(err, expr, file, line);
 }
-
-// cuBLAS / cuBLASLt statuses are plain ints here so this header needs no library headers.
+// cuBLAS statuses are plain ints here so this header needs no library headers.
 inline void cublas_check(int status, const char* expr, const char* file, int line) {
   if (status != 0) throw_library_error("cublas", status, expr, file, line);
 }
-
-// After a <<<...>>> launch: configuration errors show up in cudaGetLastError. With
-// GPU100_SYNC_LAUNCHES=1 in the environment it also synchronizes, so an asynchronous fault is
-// reported at the launch that caused it (slow; for debugging).
 void launch_check(const char* file, int line);
-
-// Human-readable name of a cuBLAS status (CUBLAS_STATUS_...), or "status N".
-std::string library_status_name(const char* library, int status);
+}  // namespace detail
 
 }  // namespace gpu100
 
-#define CUDA_CHECK(expr) ::gpu100::cuda_check((expr), #expr, __FILE__, __LINE__)
-#define CUBLAS_CHECK(expr) ::gpu100::cublas_check(static_cast<int>(expr), #expr, __FILE__, __LINE__)
-#define LAUNCH_CHECK() ::gpu100::launch_check(__FILE__, __LINE__)
+#define CUDA_CHECK(expr) ::gpu100::detail::cuda_check((expr), #expr, __FILE__, __LINE__)
+#define CUBLAS_CHECK(expr) \
+  ::gpu100::detail::cublas_check(static_cast<int>(expr), #expr, __FILE__, __LINE__)
+// After a <<<...>>> launch: configuration errors show up in cudaGetLastError. With
+// GPU100_SYNC_LAUNCHES=1 in the environment it also synchronizes, so an asynchronous fault is
+// reported at the launch that caused it (slow; for debugging).
+#define LAUNCH_CHECK() ::gpu100::detail::launch_check(__FILE__, __LINE__)

@@ -32,19 +32,10 @@ struct DeviceInfo {
 
   int cc() const { return cc_major * 10 + cc_minor; }  // 90 for 9.0
   std::string cc_string() const;                       // "9.0"
-  std::string driver_string() const;                    // "13.0"
-  std::string runtime_string() const;
   double peak_dram_gbps() const;
   double peak_fp32_tflops() const;
   double peak_fp16_tensor_tflops() const;  // dense, fp32 accumulate; 0 when unknown
 };
-
-// Why a version that calls a closed vendor library was not run (the report's NOT RUN line): they
-// have their own runtime inside, which talks to the GPU driver directly, so the emulator cannot
-// stand in for them.
-inline constexpr const char kVendorNotRunReason[] =
-    "not run under emulation: closed vendor libraries (cuBLAS, cuBLASLt, cuSPARSE, cuRAND) need "
-    "a GPU driver";
 
 // Queries device `id` (current device when id < 0) and makes it current.
 DeviceInfo query_device(int id = -1);

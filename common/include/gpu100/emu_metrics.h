@@ -3,9 +3,6 @@
 // there are none: the real runtime does not have the emulator's counters.
 #pragma once
 #include <optional>
-#include <string>
-#include <utility>
-#include <vector>
 
 #include "gpu100_emu_metrics.h"
 
@@ -26,14 +23,5 @@ class EmuMetricsScope {
  private:
   std::optional<EmuMetrics> start_;
 };
-
-// Every counter by name (launches .. local_store_requests, device_bytes_live, device_bytes_peak).
-std::vector<std::pair<std::string, unsigned long long>> emu_metric_fields(const EmuMetrics& m);
-
-// The report's columns for them under emulation, and a version's cells ("-" for none).
-std::vector<std::string> emu_metric_columns();
-std::vector<std::string> emu_metric_cells(const std::optional<EmuMetrics>& m);
-// What the columns mean, for a note under the table.
-std::string emu_metric_legend();
 
 }  // namespace gpu100

@@ -1,4 +1,5 @@
-// The report a day prints (one table) and writes with --json (same numbers + provenance).
+// The report a day prints (one table) and writes with --json (the same numbers and where they
+// come from); docs/CONTRACT.md describes both.
 #pragma once
 #include <optional>
 #include <string>
@@ -6,34 +7,13 @@
 
 #include "gpu100/bench.h"
 #include "gpu100/emu_metrics.h"
+#include "gpu100/table.h"
 #include "gpu100/verify.h"
 
 namespace gpu100 {
 
+class Context;
 struct DeviceInfo;
-
-// A table cell: text to print, and the number behind it (if any) for the JSON.
-struct Cell {
-  std::string text;
-  std::optional<double> number;
-  Cell(const char* s) : text(s) {}
-  Cell(std::string s) : text(std::move(s)) {}
-  Cell(double v);
-  Cell(int v);
-  Cell(long v);
-  Cell(long long v);
-  Cell(unsigned long v);
-  Cell(unsigned long long v);
-};
-
-// A free-form table (sweeps, property lists). Printed after the main table, saved under
-// "tables" in the JSON so scripts/plot.py can draw it.
-struct Table {
-  std::string title;
-  std::vector<std::string> columns;
-  std::vector<std::vector<Cell>> rows;
-  void add_row(std::vector<Cell> row) { rows.push_back(std::move(row)); }
-};
 
 struct VersionResult {
   std::string name;
@@ -45,10 +25,7 @@ struct VersionResult {
   bool ran() const { return not_run.empty(); }
 };
 
-// PASS: every version that ran passed, and one did, and a checked baseline passed. SKIP: none
-// ran, and some were not run (e.g. every version calls cuBLAS, under the emulator). FAIL:
-// anything else, including no versions.
-enum class Outcome { Pass, Fail, Skip };
+enum class Outcome;  // PASS, FAIL or SKIP: common/src/internal.h
 
 class Report {
  public:
@@ -80,10 +57,6 @@ class Report {
   // The emulated metrics of the version last added under that name (its checked run): shown in
   // the table in place of the emulator's times, and in the JSON.
   void metrics(const std::string& name, const EmuMetrics& m);
-  // A version, or the baseline, that could not run here, and why: shown as NOT RUN, which is
-  // neither a pass nor a failure (see Outcome).
-  void not_run(const std::string& name, const std::string& why);
-  void baseline_not_run(const std::string& name, const std::string& why);
   // The run is on the emulator: times are its CPU times, so the table leaves out rates, % of the
   // limit and x baseline, the header and the JSON say so, and free-form tables are marked.
   void emulated(bool on) { emulated_ = on; }
@@ -93,23 +66,28 @@ class Report {
   void note(const std::string& line) { notes_.push_back(line); }
   void table(Table t) { tables_.push_back(std::move(t)); }
 
-  Outcome outcome() const;
-  bool passed() const { return outcome() == Outcome::Pass; }
-  // Prints the table and the final "dayNNN topic: PASS|FAIL" line to stdout (for SKIP, the last
-  // line is "SKIP: dayNNN topic: ..." with the reason).
-  void print() const;
-  // The JSON document (see DESIGN.md); device may be null (unit tests).
-  std::string json(const DeviceInfo* device) const;
   const std::vector<VersionResult>& versions() const { return versions_; }
   // The recorded version of that name (perhaps NOT RUN); null when not selected by --kernel.
   const VersionResult* find(const std::string& name) const;
+
+ private:
+  // What gpu100::run and Context do with the report (RunReport in common/src/internal.h).
+  friend class Context;
+  friend class RunReport;
+  friend void vendor_not_run(Context& ctx, const std::string& name);
+  // A version, or the baseline, that could not run here, and why: NOT RUN, neither a pass nor a
+  // failure.
+  void not_run(const std::string& name, const std::string& why);
+  void baseline_not_run(const std::string& name, const std::string& why);
+  Outcome outcome() const;
+  // The table, then "dayNNN topic: PASS|FAIL" (or "SKIP: dayNNN topic: <reason>"), to stdout.
+  void print() const;
+  std::string json(const DeviceInfo* device) const;  // docs/CONTRACT.md; device may be null
   const std::string& day() const { return day_; }
   const std::string& topic() const { return topic_; }
-
   std::string source_hash = "unknown";
   std::string commit = "unknown";
 
- private:
   std::string day_, topic_, unit_ = "GB/s";
   std::vector<std::pair<std::string, std::string>> problem_text_;
   std::vector<std::pair<std::string, double>> problem_num_;
