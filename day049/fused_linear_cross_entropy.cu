@@ -349,6 +349,14 @@ Io alloc_io(int64_t n, int64_t h, int64_t v) {
           gpu100::DeviceBuffer<int32_t>(size_t(n))};
 }
 
+// What a path computed, copied back.
+struct Outputs {
+  std::vector<float> loss, dx, dw;
+};
+Outputs download(const Io& io) {
+  return {io.loss.download(), io.dx.download(), io.dw.download()};
+}
+
 struct Workspace {
   int64_t chunk;
   gpu100::DeviceBuffer<float> z, loss_rows, inv_count;
@@ -457,6 +465,7 @@ size_t device_used() {
 struct Peak {
   double io = 0, path = 0;    // cudaMemGetInfo: after the inputs/outputs, at the high-water mark
   std::optional<double> emu;  // the emulator allocator's high-water mark, over the same span
+  std::optional<Outputs> outputs;  // what the run computed (none with alloc_only)
 };
 
 // Allocates one path's inputs, outputs and workspace exactly as a run does; runs it once unless
@@ -482,6 +491,7 @@ Peak measure_peak(const Problem* p, const Shape& s, int64_t chunk, bool alloc_on
           nullptr);
       CUDA_CHECK(cudaDeviceSynchronize());
       high = std::max(high, device_used());
+      peak.outputs = download(io);
     }
     peak.path = double(high - before);
   }
@@ -511,6 +521,18 @@ gpu100::Table memory_table(const Peak& unfused, const Peak& fused, int64_t n, in
   return t;
 }
 
+// --alloc-only: the two paths' allocations alone, and whether fused needs less.
+void report_alloc_only(gpu100::Report& report, const Shape& s, int64_t chunk) {
+  const Peak unfused = measure_peak(nullptr, s, s.n, true),
+             fused = measure_peak(nullptr, s, chunk, true);
+  report.table(memory_table(unfused, fused, s.n, chunk, true));
+  gpu100::CheckResult c;
+  c.checked = true;
+  c.pass = fused.path < unfused.path;
+  c.tolerance = "fused peak below unfused peak";
+  report.add_check("peak memory measured, fused below unfused", c);
+}
+
 // ---- analysis: the CPU backward against finite differences --------------------------------------
 // 4 rows (one ignored), H = 3, V = 5: the loss as a function of X and W together.
 gpu100::CheckResult gradient_check() {
@@ -527,6 +549,118 @@ gpu100::CheckResult gradient_check() {
   std::vector<double> grad(ref.dx);
   grad.insert(grad.end(), ref.dw.begin(), ref.dw.end());
   return gpu100::check_gradient(forward, in, {1.0}, grad);
+}
+
+// ---- the versions: each path's run and its check -----------------------------------------------
+// What the versions are checked against, all of it computed before any version runs.
+struct Expected {
+  std::optional<Reference> cpu;    // where N V H makes it affordable
+  std::optional<Outputs> unfused;  // the unfused path's own outputs, where unfused is selected
+  gpu100::Tolerance cublas;        // cuBLAS against unfused, where there is no CPU reference
+};
+
+// The CPU reference costs about 3 N V H double operations; beyond a few seconds' worth the
+// versions are checked against each other only.
+std::optional<Reference> cpu_reference(gpu100::Report& report, const Problem& p) {
+  if (double(p.n) * double(p.v) * double(p.h) <= double(int64_t(1) << 30)) return reference(p);
+  report.note(
+      "N V H > 2^30: no CPU reference; fused is checked bit for bit against unfused, the "
+      "cuBLAS paths against unfused within gpu100::gemm_tolerance of their longest dot "
+      "product");
+  return std::nullopt;
+}
+
+gpu100::CheckResult check_cpu(const Outputs& got, const Reference& ref) {
+  gpu100::CheckResult c =
+      gpu100::compare_within(got.loss, {ref.loss}, {ref.loss_bound}, kBoundName);
+  c = gpu100::combine(c, gpu100::compare_within(got.dx, ref.dx, ref.dx_bound, kBoundName));
+  return gpu100::combine(c, gpu100::compare_within(got.dw, ref.dw, ref.dw_bound, kBoundName));
+}
+
+// Unfused is checked against the CPU; fused against the CPU and, bit for bit, against unfused;
+// the cuBLAS paths against the CPU, or without it against unfused within a GEMM tolerance.
+gpu100::CheckResult check_path(const Version& ver, const Outputs& got, const Expected& e) {
+  gpu100::CheckResult c;
+  if (e.cpu) c = check_cpu(got, *e.cpu);
+  if (!e.unfused) return c;
+  const Outputs& want = *e.unfused;
+  if (ver.cublas && !e.cpu) {
+    c = gpu100::compare(got.loss, want.loss, e.cublas);
+    c = gpu100::combine(c, gpu100::compare(got.dx, want.dx, e.cublas));
+    return gpu100::combine(c, gpu100::compare(got.dw, want.dw, e.cublas));
+  }
+  if (ver.cublas || !ver.fused) return c;
+  // Same kernels, same fma chains: fused must equal unfused bit for bit.
+  gpu100::CheckResult exact = gpu100::compare_exact(got.loss, want.loss);
+  exact = gpu100::combine(exact, gpu100::compare_exact(got.dx, want.dx));
+  exact = gpu100::combine(exact, gpu100::compare_exact(got.dw, want.dw));
+  return e.cpu ? gpu100::combine(c, exact) : exact;
+}
+
+// The device side of one path: its inputs, outputs and workspace (unfused: all N rows).
+struct Path {
+  Io io;
+  Workspace ws;
+};
+Path make_path(const Problem& p, int64_t chunk) {
+  Path path{alloc_io(p.n, p.h, p.v), alloc_workspace(chunk, p.n, p.v)};
+  path.io.x.upload(p.x);
+  path.io.w.upload(p.w);
+  path.io.t.upload(p.t);
+  return path;
+}
+
+void launch_version(const Version& ver, Path& path, const Shape& s, gpu100::CublasHandle& handle,
+                    cudaStream_t st) {
+  const float* w = path.io.w.data();
+  if (ver.cublas)
+    run_path(
+        path.io, path.ws, s,
+        [&](Op op, int64_t rows, const float* xc, float* z, float* out, bool acc, cudaStream_t q) {
+          gemm_cublas(handle, op, s, rows, xc, w, z, out, acc, q);
+        },
+        st);
+  else
+    run_path(
+        path.io, path.ws, s,
+        [&](Op op, int64_t rows, const float* xc, float* z, float* out, bool acc, cudaStream_t q) {
+          gemm_own(op, s, rows, xc, w, z, out, acc, q);
+        },
+        st);
+}
+
+gpu100::Measure measure_version(const Version& ver, Path& path, const Shape& s,
+                                gpu100::CublasHandle& handle, const Expected& expected) {
+  return {
+      .name = ver.name,
+      .launch = [&ver, &path, s,
+                 &handle](cudaStream_t st) { launch_version(ver, path, s, handle, st); },
+      .reset =
+          [&path] {
+            path.io.dx.poison();
+            path.io.dw.poison();
+            path.io.loss.poison();
+            path.ws.z.poison();
+          },
+      .check = [&ver, &path, &expected] { return check_path(ver, download(path.io), expected); },
+      .work = 3.0 * gpu100::gemm_flops(s.n, s.v, s.h),
+      .role = ver.cublas && ver.fused ? gpu100::Role::baseline : gpu100::Role::version,
+      .vendor = ver.cublas};
+}
+
+// The measurement of the version called `name`.
+const gpu100::Measured& measured_of(const char* name, const std::vector<gpu100::Measure>& runs,
+                                    const std::vector<gpu100::Measured>& measured) {
+  for (size_t i = 0; i < runs.size(); ++i)
+    if (runs[i].name == name) return measured[i];
+  throw std::logic_error(fmt::format("no version called {}", name));
+}
+
+void note_fused_time(gpu100::Context& ctx, const gpu100::Measured& unfused,
+                     const gpu100::Measured& fused) {
+  if (!ctx.device().emulated && unfused.ran && fused.ran && unfused.time.median_ms > 0)
+    ctx.report().note(fmt::format("fused / unfused time: {:.3f} (own GEMMs)",
+                                  fused.time.median_ms / unfused.time.median_ms));
 }
 
 }  // namespace
@@ -564,128 +698,31 @@ int main(int argc, char** argv) {
     const int64_t chunk = chunk_arg > 0 ? std::min<int64_t>(chunk_arg, n) : default_chunk(n, h, v);
     report.problem("chunk_rows", double(chunk));
     const Shape s{n, h, v};
-
-    if (alloc_only) {
-      const Peak unf = measure_peak(nullptr, s, n, true),
-                 fus = measure_peak(nullptr, s, chunk, true);
-      report.table(memory_table(unf, fus, n, chunk, true));
-      gpu100::CheckResult c;
-      c.checked = true;
-      c.pass = fus.path < unf.path;
-      c.tolerance = "fused peak below unfused peak";
-      report.add_check("peak memory measured, fused below unfused", c);
-      return;
-    }
+    if (alloc_only) return report_alloc_only(report, s, chunk);
 
     report.add_check("reference gradient (finite differences)", gradient_check());
     const Problem p = make_problem(n, h, v, ctx.seed());
-    // The CPU reference costs about 3 N V H double operations; beyond a few seconds' worth the
-    // versions are checked against each other only.
-    const bool cpu_check = double(n) * double(v) * double(h) <= double(int64_t(1) << 30);
-    std::optional<Reference> ref;
-    if (cpu_check)
-      ref = reference(p);
-    else
-      report.note(
-          "N V H > 2^30: no CPU reference; fused is checked bit for bit against unfused, the "
-          "cuBLAS paths against unfused within gpu100::gemm_tolerance of their longest dot "
-          "product");
-
+    Expected expected{.cpu = cpu_reference(report, p),
+                      .cublas = gpu100::gemm_tolerance(std::max(n, v))};
+    // Each own path run once for its peak memory; the unfused run's outputs are what fused must
+    // reproduce bit for bit.
     const Peak unf_peak = measure_peak(&p, s, n, false),
                fus_peak = measure_peak(&p, s, chunk, false);
+    if (ctx.want("unfused")) expected.unfused = unf_peak.outputs;
 
-    Io io_unf = alloc_io(n, h, v), io_fus = alloc_io(n, h, v);
-    for (Io* io : {&io_unf, &io_fus}) {
-      io->x.upload(p.x);
-      io->w.upload(p.w);
-      io->t.upload(p.t);
-    }
-    Workspace ws_unf = alloc_workspace(n, n, v), ws_fus = alloc_workspace(chunk, n, v);
+    Path unfused = make_path(p, n), fused = make_path(p, chunk);
     gpu100::CublasHandle handle;
-    // Unfused own results, kept for the bit-for-bit comparison with fused.
-    std::vector<float> unf_loss, unf_dx, unf_dw;
-
-    auto path_of = [&](const Version& ver) {
-      Io& io = ver.fused ? io_fus : io_unf;
-      Workspace& ws = ver.fused ? ws_fus : ws_unf;
-      return std::pair<Io*, Workspace*>{&io, &ws};
-    };
-    auto check_cpu = [&](Io& io) {
-      gpu100::CheckResult c =
-          gpu100::compare_within(io.loss.download(), {ref->loss}, {ref->loss_bound}, kBoundName);
-      c = gpu100::combine(
-          c, gpu100::compare_within(io.dx.download(), ref->dx, ref->dx_bound, kBoundName));
-      return gpu100::combine(
-          c, gpu100::compare_within(io.dw.download(), ref->dw, ref->dw_bound, kBoundName));
-    };
-
     std::vector<gpu100::Measure> runs;
-    for (const Version& ver : kVersions) {
-      runs.push_back(
-          {.name = ver.name,
-           .launch =
-               [&](cudaStream_t st) {
-                 auto [io, ws] = path_of(ver);
-                 const float* w = io->w.data();
-                 if (ver.cublas)
-                   run_path(
-                       *io, *ws, s,
-                       [&](Op op, int64_t rows, const float* xc, float* z, float* out, bool acc,
-                           cudaStream_t q) {
-                         gemm_cublas(handle, op, s, rows, xc, w, z, out, acc, q);
-                       },
-                       st);
-                 else
-                   run_path(
-                       *io, *ws, s,
-                       [&](Op op, int64_t rows, const float* xc, float* z, float* out, bool acc,
-                           cudaStream_t q) { gemm_own(op, s, rows, xc, w, z, out, acc, q); },
-                       st);
-               },
-           .reset =
-               [&] {
-                 auto [io, ws] = path_of(ver);
-                 io->dx.poison();
-                 io->dw.poison();
-                 io->loss.poison();
-                 ws->z.poison();
-               },
-           .check = [&]() -> gpu100::CheckResult {
-             auto [io, ws] = path_of(ver);
-             gpu100::CheckResult c;
-             if (ref) c = check_cpu(*io);
-             if (!ref && ver.cublas && !unf_dx.empty()) {
-               const auto tol = gpu100::gemm_tolerance(std::max(n, v));
-               c = gpu100::compare(io->loss.download(), unf_loss, tol);
-               c = gpu100::combine(c, gpu100::compare(io->dx.download(), unf_dx, tol));
-               c = gpu100::combine(c, gpu100::compare(io->dw.download(), unf_dw, tol));
-             }
-             if (!ver.cublas && !ver.fused) {
-               unf_loss = io->loss.download();
-               unf_dx = io->dx.download();
-               unf_dw = io->dw.download();
-             } else if (!ver.cublas && !unf_dx.empty()) {
-               // Same kernels, same fma chains: fused must equal unfused bit for bit.
-               gpu100::CheckResult e = gpu100::compare_exact(io->loss.download(), unf_loss);
-               e = gpu100::combine(e, gpu100::compare_exact(io->dx.download(), unf_dx));
-               e = gpu100::combine(e, gpu100::compare_exact(io->dw.download(), unf_dw));
-               c = ref ? gpu100::combine(c, e) : e;
-             }
-             return c;
-           },
-           .work = 3.0 * gpu100::gemm_flops(n, v, h),
-           .role = ver.cublas && ver.fused ? gpu100::Role::baseline : gpu100::Role::version,
-           .vendor = ver.cublas});
-    }
+    for (const Version& ver : kVersions)
+      runs.push_back(measure_version(ver, ver.fused ? fused : unfused, s, handle, expected));
     const auto measured = ctx.measure_all(runs);
 
     report.table(memory_table(unf_peak, fus_peak, n, chunk, false));
-    if (!ctx.device().emulated && measured[0].ran && measured[1].ran &&
-        measured[0].time.median_ms > 0)
-      report.note(fmt::format("fused / unfused time: {:.3f} (own GEMMs)",
-                              measured[1].time.median_ms / measured[0].time.median_ms));
+    note_fused_time(ctx, measured_of("unfused", runs, measured),
+                    measured_of("fused", runs, measured));
     if (!ctx.want("unfused") && ctx.want("fused"))
-      report.note(ref ? "fused ran without unfused: checked against the CPU only"
+      report.note(expected.cpu
+                      ? "fused ran without unfused: checked against the CPU only"
                       : "fused ran without unfused and without a CPU reference: not checked");
   });
 }
