@@ -39,6 +39,7 @@
 #include <cmath>
 #include <cstdint>
 #include <stdexcept>
+#include <type_traits>
 #include <vector>
 
 #include "gpu100/gpu100.h"
@@ -471,6 +472,170 @@ gpu100::CheckResult compare_rows(const std::vector<G>& got, const std::vector<do
   return r;
 }
 
+// ---- the versions: inputs, references, and each version's run and check -----------------------
+// x (every fifth row zero: compare_rows knows them), w around 1 with both signs, dy; in fp32, or
+// the same values rounded to bf16.
+template <class T>
+struct Inputs {
+  std::vector<T> x, w, dy;
+};
+
+Inputs<float> make_inputs(const Problem& p, uint64_t seed) {
+  const size_t n = size_t(p.rows) * size_t(p.cols);
+  auto x = gpu100::random_floats(n, seed, -2.0f, 2.0f);
+  for (int i = 2; i < p.rows; i += 5) std::fill_n(x.begin() + size_t(i) * p.cols, p.cols, 0.0f);
+  return {std::move(x), gpu100::random_floats(size_t(p.cols), seed + 1, -1.5f, 1.5f),
+          gpu100::random_floats(n, seed + 2)};
+}
+
+Inputs<bf16> to_bf16(const Inputs<float>& in) {
+  auto rounded = [](const std::vector<float>& v) {
+    std::vector<bf16> b(v.size());
+    for (size_t i = 0; i < v.size(); ++i) b[i] = __float2bfloat16_rn(v[i]);
+    return b;
+  };
+  return {rounded(in.x), rounded(in.w), rounded(in.dy)};
+}
+
+std::vector<double> to_double(const std::vector<float>& v) {
+  return std::vector<double>(v.begin(), v.end());
+}
+std::vector<double> to_double(const std::vector<bf16>& v) {
+  std::vector<double> d(v.size());
+  for (size_t i = 0; i < v.size(); ++i) d[i] = double(__bfloat162float(v[i]));
+  return d;
+}
+
+// The reference in double from the inputs the kernels see, and the bounds of dx and dw.
+struct Reference {
+  std::vector<double> y, rstd, dx, dw, dx_bound, dw_bound;
+  std::vector<float> rstd32;  // what the backward is handed
+};
+
+template <class T>
+Reference reference(const Problem& p, const Inputs<T>& in) {
+  const std::vector<double> x = to_double(in.x), w = to_double(in.w), dy = to_double(in.dy);
+  Reference r;
+  rmsnorm_forward_cpu(p, x, w, r.y, r.rstd);
+  rmsnorm_backward_cpu(p, x, w, r.rstd, dy, r.dx, r.dw);
+  r.rstd32.assign(r.rstd.begin(), r.rstd.end());
+  r.dx_bound = dx_bound(p, x, w, r.rstd, dy);
+  // bf16 dx: the same fp32 computation, then one rounding to bf16: half an ulp, which is 2^-8
+  // of the value at the bottom of a binade (8 significant bits: u = 2^-8).
+  if constexpr (std::is_same_v<T, bf16>)
+    for (size_t i = 0; i < r.dx.size(); ++i)
+      r.dx_bound[i] += 0x1p-8 * (std::fabs(r.dx[i]) + r.dx_bound[i]);
+  r.dw_bound = dw_bound(p, x, r.rstd, dy);
+  return r;
+}
+
+// The fp32 forward's tolerance (see the bounds above), never below common/'s fp32 defaults.
+gpu100::Tolerance forward_tolerance(int cols, bool per_thread) {
+  const double b = forward_bound(cols, per_thread);
+  gpu100::Tolerance t = gpu100::Tolerance::Custom(std::max(1e-5, b), std::max(1e-4, b));
+  t.name = "fp32 error bound";
+  return t;
+}
+
+// Every buffer of every version: fp32 and bf16 inputs and outputs, the rstd each backward is
+// handed, and the dw partials.
+struct Buffers {
+  gpu100::DeviceBuffer<float> x, w, dy, y, dx, rstd, rstd_in32, rstd_in16;
+  gpu100::DeviceBuffer<bf16> xb, wb, dyb, yb, dxb;
+  gpu100::DeviceBuffer<float> partial, dw;
+};
+
+Buffers make_buffers(const Problem& p, const Inputs<float>& in, const Inputs<bf16>& in16,
+                     const Reference& ref32, const Reference& ref16) {
+  const size_t n = size_t(p.rows) * size_t(p.cols);
+  const size_t chunks = gpu100::grid_for(p.rows, kDwChunkRows);
+  return {gpu100::DeviceBuffer<float>(in.x),
+          gpu100::DeviceBuffer<float>(in.w),
+          gpu100::DeviceBuffer<float>(in.dy),
+          gpu100::DeviceBuffer<float>(n),
+          gpu100::DeviceBuffer<float>(n),
+          gpu100::DeviceBuffer<float>(size_t(p.rows)),
+          gpu100::DeviceBuffer<float>(ref32.rstd32),
+          gpu100::DeviceBuffer<float>(ref16.rstd32),
+          gpu100::DeviceBuffer<bf16>(in16.x),
+          gpu100::DeviceBuffer<bf16>(in16.w),
+          gpu100::DeviceBuffer<bf16>(in16.dy),
+          gpu100::DeviceBuffer<bf16>(n),
+          gpu100::DeviceBuffer<bf16>(n),
+          gpu100::DeviceBuffer<float>(chunks * size_t(p.cols)),
+          gpu100::DeviceBuffer<float>(size_t(p.cols))};
+}
+
+gpu100::Measure measure_forward(const Version& v, const Problem& p, Buffers& b,
+                                const Reference& r) {
+  const bool is16 = v.type == Type::bf16;
+  const double elem = is16 ? 2.0 : 4.0, n = double(p.rows) * double(p.cols);
+  return {.name = v.name,
+          .launch =
+              [&v, &p, &b, is16, grid = grid_of(v, p.rows)](cudaStream_t s) {
+                if (is16)
+                  launch_forward<bf16>(v, grid, b.xb.data(), b.wb.data(), b.yb.data(),
+                                       b.rstd.data(), p, s);
+                else
+                  launch_forward<float>(v, grid, b.x.data(), b.w.data(), b.y.data(), b.rstd.data(),
+                                        p, s);
+              },
+          .reset =
+              [&b] {
+                b.y.poison();
+                b.yb.poison();
+                b.rstd.poison();
+              },
+          .check =
+              [&v, &p, &b, &r, is16] {
+                const auto rs =
+                    gpu100::compare(b.rstd.download(), r.rstd, forward_tolerance(p.cols, false));
+                const auto ys =
+                    is16 ? compare_rows(b.yb.download(), r.y, p.cols, gpu100::Tolerance::BF16())
+                         : compare_rows(b.y.download(), r.y, p.cols,
+                                        forward_tolerance(p.cols, v.lanes == 1));
+                return gpu100::combine(ys, rs);
+              },
+          // x read, y written, w and rstd.
+          .work = 2.0 * elem * n + elem * double(p.cols) + 4.0 * double(p.rows)};
+}
+
+gpu100::Measure measure_backward(const Version& v, const Problem& p, Buffers& b,
+                                 const Reference& r) {
+  const bool is16 = v.type == Type::bf16;
+  const double elem = is16 ? 2.0 : 4.0, n = double(p.rows) * double(p.cols);
+  return {.name = v.name,
+          .launch =
+              [&v, &p, &b, is16, grid = grid_of(v, p.rows)](cudaStream_t s) {
+                if (is16)
+                  launch_backward<bf16>(v, grid, b.xb.data(), b.wb.data(), b.rstd_in16.data(),
+                                        b.dyb.data(), b.dxb.data(), b.partial.data(), b.dw.data(),
+                                        p, s);
+                else
+                  launch_backward<float>(v, grid, b.x.data(), b.w.data(), b.rstd_in32.data(),
+                                         b.dy.data(), b.dx.data(), b.partial.data(), b.dw.data(), p,
+                                         s);
+              },
+          .reset =
+              [&b] {
+                b.dx.poison();
+                b.dxb.poison();
+                b.dw.poison();
+              },
+          .check =
+              [&b, &r, is16] {
+                const auto dxs = is16 ? gpu100::compare_within(b.dxb.download(), r.dx, r.dx_bound,
+                                                               "bf16 rounding + fp32 error bound")
+                                      : gpu100::compare_within(b.dx.download(), r.dx, r.dx_bound,
+                                                               "fp32 error bound");
+                const auto dws =
+                    gpu100::compare_within(b.dw.download(), r.dw, r.dw_bound, "fp32 error bound");
+                return gpu100::combine(dxs, dws);
+              },
+          // The least any backward moves: x and dy read, dx written, dw.
+          .work = 3.0 * elem * n + (elem + 4.0) * double(p.cols)};
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -496,137 +661,21 @@ int main(int argc, char** argv) {
     report.limit("dram_gbps", ctx.device().peak_dram_gbps(), "HBM peak");
     report.baseline_as_percent();
     const Problem p{int(rows), int(cols), eps};
-    const size_t n = size_t(rows) * size_t(cols);
-
-    // Inputs: every fifth row of x is zero; w around 1 with both signs.
-    auto x = gpu100::random_floats(n, ctx.seed(), -2.0f, 2.0f);
-    for (int i = 2; i < p.rows; i += 5)  // compare_rows knows them
-      std::fill_n(x.begin() + size_t(i) * p.cols, p.cols, 0.0f);
-    const auto w = gpu100::random_floats(size_t(cols), ctx.seed() + 1, -1.5f, 1.5f);
-    const auto dy = gpu100::random_floats(n, ctx.seed() + 2);
 
     // References in double: from the fp32 inputs, and from the same inputs rounded to bf16.
-    auto to_double = [](const auto& v) { return std::vector<double>(v.begin(), v.end()); };
-    auto to_bf16 = [](const std::vector<float>& v) {
-      std::vector<bf16> b(v.size());
-      for (size_t i = 0; i < v.size(); ++i) b[i] = __float2bfloat16_rn(v[i]);
-      return b;
-    };
-    auto bf16_to_double = [](const std::vector<bf16>& v) {
-      std::vector<double> d(v.size());
-      for (size_t i = 0; i < v.size(); ++i) d[i] = double(__bfloat162float(v[i]));
-      return d;
-    };
-    struct Reference {
-      std::vector<double> x, w, dy, y, rstd, dx, dw;
-      std::vector<float> rstd32;  // what the backward is handed
-    };
-    auto reference = [&](std::vector<double> xd, std::vector<double> wd, std::vector<double> dyd) {
-      Reference r{std::move(xd), std::move(wd), std::move(dyd)};
-      rmsnorm_forward_cpu(p, r.x, r.w, r.y, r.rstd);
-      rmsnorm_backward_cpu(p, r.x, r.w, r.rstd, r.dy, r.dx, r.dw);
-      r.rstd32.assign(r.rstd.begin(), r.rstd.end());
-      return r;
-    };
-    const Reference ref32 = reference(to_double(x), to_double(w), to_double(dy));
-    const auto xb = to_bf16(x), wb = to_bf16(w), dyb = to_bf16(dy);
-    const Reference ref16 = reference(bf16_to_double(xb), bf16_to_double(wb), bf16_to_double(dyb));
-
-    // Tolerances (see the bounds above).
-    auto fwd_tol = [&](bool per_thread) {
-      const double b = forward_bound(p.cols, per_thread);
-      gpu100::Tolerance t = gpu100::Tolerance::Custom(std::max(1e-5, b), std::max(1e-4, b));
-      t.name = "fp32 error bound";
-      return t;
-    };
-    const auto dx_bound32 = dx_bound(p, ref32.x, ref32.w, ref32.rstd, ref32.dy);
-    // bf16 dx: the same fp32 computation, then one rounding to bf16: half an ulp, which is 2^-8
-    // of the value at the bottom of a binade (8 significant bits: u = 2^-8).
-    auto dx_bound16 = dx_bound(p, ref16.x, ref16.w, ref16.rstd, ref16.dy);
-    for (size_t i = 0; i < n; ++i)
-      dx_bound16[i] += 0x1p-8 * (std::fabs(ref16.dx[i]) + dx_bound16[i]);
-    const auto dw_bound32 = dw_bound(p, ref32.x, ref32.rstd, ref32.dy);
-    const auto dw_bound16 = dw_bound(p, ref16.x, ref16.rstd, ref16.dy);
-    const auto rstd_tol = fwd_tol(false);
-    const auto rstd_ref32 = ref32.rstd, rstd_ref16 = ref16.rstd;
-
-    gpu100::DeviceBuffer<float> d_x(x), d_w(w), d_dy(dy), d_y{n}, d_dx{n}, d_rstd{size_t(rows)};
-    gpu100::DeviceBuffer<float> d_rstd_in32(ref32.rstd32), d_rstd_in16(ref16.rstd32);
-    gpu100::DeviceBuffer<bf16> d_xb(xb), d_wb(wb), d_dyb(dyb), d_yb{n}, d_dxb{n};
-    const size_t chunks = gpu100::grid_for(rows, kDwChunkRows);
-    gpu100::DeviceBuffer<float> d_partial{chunks * size_t(cols)}, d_dw{size_t(cols)};
+    const Inputs<float> in = make_inputs(p, ctx.seed());
+    const Inputs<bf16> in16 = to_bf16(in);
+    const Reference ref32 = reference(p, in), ref16 = reference(p, in16);
+    Buffers buffers = make_buffers(p, in, in16, ref32, ref16);
 
     // The copy moves as many bytes as the fp32 forward: x read, y written.
-    ctx.copy_baseline(n * sizeof(float));
+    ctx.copy_baseline(size_t(rows) * size_t(cols) * sizeof(float));
 
     std::vector<gpu100::Measure> runs;
     for (const Version& v : kVersions) {
-      const bool is16 = v.type == Type::bf16;
-      const double elem = is16 ? 2.0 : 4.0;
-      const Reference& r = is16 ? ref16 : ref32;
-      if (v.pass == Pass::forward) {
-        runs.push_back(
-            {.name = v.name,
-             .launch =
-                 [&, is16, grid = grid_of(v, p.rows)](cudaStream_t s) {
-                   if (is16)
-                     launch_forward<bf16>(v, grid, d_xb.data(), d_wb.data(), d_yb.data(),
-                                          d_rstd.data(), p, s);
-                   else
-                     launch_forward<float>(v, grid, d_x.data(), d_w.data(), d_y.data(),
-                                           d_rstd.data(), p, s);
-                 },
-             .reset =
-                 [&] {
-                   d_y.poison();
-                   d_yb.poison();
-                   d_rstd.poison();
-                 },
-             .check =
-                 [&, is16, &r = r] {
-                   const auto rs =
-                       gpu100::compare(d_rstd.download(), is16 ? rstd_ref16 : rstd_ref32, rstd_tol);
-                   const auto ys =
-                       is16 ? compare_rows(d_yb.download(), r.y, p.cols, gpu100::Tolerance::BF16())
-                            : compare_rows(d_y.download(), r.y, p.cols, fwd_tol(v.lanes == 1));
-                   return gpu100::combine(ys, rs);
-                 },
-             // x read, y written, w and rstd.
-             .work = 2.0 * elem * double(n) + elem * double(cols) + 4.0 * double(rows)});
-      } else {
-        runs.push_back(
-            {.name = v.name,
-             .launch =
-                 [&, is16, grid = grid_of(v, p.rows)](cudaStream_t s) {
-                   if (is16)
-                     launch_backward<bf16>(v, grid, d_xb.data(), d_wb.data(), d_rstd_in16.data(),
-                                           d_dyb.data(), d_dxb.data(), d_partial.data(),
-                                           d_dw.data(), p, s);
-                   else
-                     launch_backward<float>(v, grid, d_x.data(), d_w.data(), d_rstd_in32.data(),
-                                            d_dy.data(), d_dx.data(), d_partial.data(), d_dw.data(),
-                                            p, s);
-                 },
-             .reset =
-                 [&] {
-                   d_dx.poison();
-                   d_dxb.poison();
-                   d_dw.poison();
-                 },
-             .check =
-                 [&, is16, &r = r] {
-                   const auto dxs = is16
-                                        ? gpu100::compare_within(d_dxb.download(), r.dx, dx_bound16,
-                                                                 "bf16 rounding + fp32 error bound")
-                                        : gpu100::compare_within(d_dx.download(), r.dx, dx_bound32,
-                                                                 "fp32 error bound");
-                   const auto dws = gpu100::compare_within(
-                       d_dw.download(), r.dw, is16 ? dw_bound16 : dw_bound32, "fp32 error bound");
-                   return gpu100::combine(dxs, dws);
-                 },
-             // The least any backward moves: x and dy read, dx written, dw.
-             .work = 3.0 * elem * double(n) + (elem + 4.0) * double(cols)});
-      }
+      const Reference& r = v.type == Type::bf16 ? ref16 : ref32;
+      runs.push_back(v.pass == Pass::forward ? measure_forward(v, p, buffers, r)
+                                             : measure_backward(v, p, buffers, r));
     }
     ctx.measure_all(runs);
 
@@ -634,6 +683,6 @@ int main(int argc, char** argv) {
     report.note(
         fmt::format("every fifth row of x is zero (rstd = 1/sqrt(eps)); dw sums {} rows "
                     "per chunk, then {} chunks in order",
-                    kDwChunkRows, chunks));
+                    kDwChunkRows, gpu100::grid_for(rows, kDwChunkRows)));
   });
 }
