@@ -40,6 +40,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <map>
+#include <string>
 #include <vector>
 
 #include "gpu100/gpu100.h"
@@ -531,6 +533,157 @@ gpu100::CheckResult finite_difference_check() {
   return gpu100::check_gradient(forward, z, dy, grad);
 }
 
+// ---- the versions: inputs, reference, and each version's run and check ------------------------
+// Channel ch: values around an offset of its own, scaled by its own spread; every seventh
+// channel constant (zero variance).
+struct Inputs {
+  std::vector<float> x, gamma, beta, dy;
+  std::vector<bool> constant;  // per channel
+};
+
+Inputs make_inputs(const Shape& s, uint64_t seed) {
+  const size_t total = size_t(s.n) * size_t(s.c) * size_t(s.hw);
+  Inputs in;
+  in.x = gpu100::random_floats(total, seed, -1.0f, 1.0f);
+  const auto offsets = gpu100::random_floats(size_t(s.c), seed + 1, -2.0f, 2.0f);
+  const auto spreads = gpu100::random_floats(size_t(s.c), seed + 2, 0.25f, 2.0f);
+  in.constant.resize(size_t(s.c));
+  for (int ch = 0; ch < s.c; ++ch) {
+    in.constant[ch] = ch % 7 == 3 || s.m() == 1;
+    for (int64_t e = 0; e < s.m(); ++e) {
+      float& v = in.x[size_t(offset(s, ch, e))];
+      v = in.constant[ch] ? offsets[ch] : offsets[ch] + spreads[ch] * v;
+    }
+  }
+  in.gamma = gpu100::random_floats(size_t(s.c), seed + 3, 0.5f, 1.5f);
+  in.beta = gpu100::random_floats(size_t(s.c), seed + 4);
+  in.dy = gpu100::random_floats(total, seed + 5);
+  return in;
+}
+
+// The reference in double, with every element's bound.
+struct Reference {
+  Stats st;
+  std::vector<double> y;
+  Grads g;
+  ForwardBounds fb;
+  BackwardBounds bb;
+};
+
+Reference reference(const Shape& s, const Inputs& in) {
+  const std::vector<double> x(in.x.begin(), in.x.end()), gamma(in.gamma.begin(), in.gamma.end()),
+      beta(in.beta.begin(), in.beta.end()), dy(in.dy.begin(), in.dy.end());
+  Reference r;
+  r.st = batchnorm_stats_cpu(s, x);
+  r.y = batchnorm_forward_cpu(s, x, gamma, beta);
+  r.g = batchnorm_backward_cpu(s, x, r.st, gamma, dy);
+  r.fb = forward_bounds(s, x, r.st, gamma, r.y);
+  r.bb = backward_bounds(s, x, r.st, gamma, dy, r.g);
+  return r;
+}
+
+// What every version reads and writes; the backward is handed the reference mean and rstd, so
+// that it is checked on its own.
+struct DeviceData {
+  gpu100::DeviceBuffer<float> x, gamma, beta, dy, mean_in, rstd_in, y, dx, mean, rstd, dgamma,
+      dbeta;
+  gpu100::DeviceBuffer<Welford> stats_partial;
+  gpu100::DeviceBuffer<float2> grad_partial;
+};
+
+DeviceData upload(const Shape& s, const Inputs& in, const Reference& ref) {
+  const size_t total = in.x.size(), c = size_t(s.c), parts = c * size_t(s.slices());
+  const std::vector<float> mean32(ref.st.mean.begin(), ref.st.mean.end()),
+      rstd32(ref.st.rstd.begin(), ref.st.rstd.end());
+  using Floats = gpu100::DeviceBuffer<float>;
+  return {Floats(in.x),
+          Floats(in.gamma),
+          Floats(in.beta),
+          Floats(in.dy),
+          Floats(mean32),
+          Floats(rstd32),
+          Floats(total),
+          Floats(total),
+          Floats(c),
+          Floats(c),
+          Floats(c),
+          Floats(c),
+          gpu100::DeviceBuffer<Welford>(parts),
+          gpu100::DeviceBuffer<float2>(parts)};
+}
+
+Buffers buffers(DeviceData& d) {
+  return {d.x.data(),
+          d.gamma.data(),
+          d.beta.data(),
+          d.dy.data(),
+          d.mean_in.data(),
+          d.rstd_in.data(),
+          d.y.data(),
+          d.mean.data(),
+          d.rstd.data(),
+          d.dx.data(),
+          d.dgamma.data(),
+          d.dbeta.data(),
+          d.stats_partial.data(),
+          d.grad_partial.data()};
+}
+
+// y, mean and rstd element by element; `residue` gets what a constant channel's y deviates from
+// beta (exactly beta in exact arithmetic): the two-pass mean is a rounded sum, Welford's stays
+// the value itself.
+gpu100::CheckResult check_forward(const Shape& s, const DeviceData& d, const Inputs& in,
+                                  const Reference& ref, double& residue) {
+  const auto y = d.y.download();
+  residue = 0;
+  for (size_t i = 0; i < y.size(); ++i) {
+    const int ch = int(int64_t(i) / s.hw % s.c);
+    if (in.constant[ch]) residue = std::max(residue, std::fabs(double(y[i]) - in.beta[ch]));
+  }
+  auto r = gpu100::compare_within(y, ref.y, ref.fb.y, kBoundName);
+  r = gpu100::combine(
+      r, gpu100::compare_within(d.mean.download(), ref.st.mean, ref.fb.mean, kBoundName));
+  return gpu100::combine(
+      r, gpu100::compare_within(d.rstd.download(), ref.st.rstd, ref.fb.rstd, kBoundName));
+}
+
+gpu100::CheckResult check_backward(const DeviceData& d, const Reference& ref) {
+  auto r = gpu100::compare_within(d.dx.download(), ref.g.dx, ref.bb.dx, kBoundName);
+  r = gpu100::combine(
+      r, gpu100::compare_within(d.dgamma.download(), ref.g.dgamma, ref.bb.dgamma, kBoundName));
+  return gpu100::combine(
+      r, gpu100::compare_within(d.dbeta.download(), ref.g.dbeta, ref.bb.dbeta, kBoundName));
+}
+
+// Per forward version: the largest |y - beta| on the constant channels.
+using Residues = std::map<std::string, double>;
+
+gpu100::Measure measure_version(const Version& v, const Shape& s, DeviceData& d, const Inputs& in,
+                                const Reference& ref, Residues& residues) {
+  const double total = double(in.x.size());
+  return {.name = v.name,
+          .launch = [&v, &s, b = buffers(d)](cudaStream_t stream) { launch(v, s, b, stream); },
+          .reset =
+              [&d] {
+                for (auto* b : {&d.y, &d.mean, &d.rstd, &d.dx, &d.dgamma, &d.dbeta}) b->poison();
+              },
+          .check =
+              [&v, &s, &d, &in, &ref, &residues] {
+                return v.forward() ? check_forward(s, d, in, ref, residues[v.name])
+                                   : check_backward(d, ref);
+              },
+          // The least traffic: forward x read, y written; backward x and dy read, dx written.
+          .work = (v.forward() ? 2.0 : 3.0) * total * sizeof(float)};
+}
+
+gpu100::Table residue_table(const Residues& residues) {
+  gpu100::Table t{"zero-variance channels", {"version", "max |y - beta|"}};
+  for (const Version& v : kVersions)
+    if (const auto it = residues.find(v.name); it != residues.end())
+      t.add_row({v.name, fmt::format("{:.3g}", it->second)});
+  return t;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -556,106 +709,23 @@ int main(int argc, char** argv) {
     report.limit("dram_gbps", ctx.device().peak_dram_gbps(), "HBM peak");
     report.baseline_as_percent();
     const Shape s{int(n), int(c), int(hw), eps};
-    const size_t total = size_t(n) * size_t(c) * size_t(hw);
     report.problem("m", double(s.m()));
     report.problem("slices", double(s.slices()));
 
-    // Channel ch: values around an offset of its own, scaled by its own spread; every seventh
-    // channel constant (zero variance).
-    auto x = gpu100::random_floats(total, ctx.seed(), -1.0f, 1.0f);
-    const auto offsets = gpu100::random_floats(size_t(c), ctx.seed() + 1, -2.0f, 2.0f);
-    const auto spreads = gpu100::random_floats(size_t(c), ctx.seed() + 2, 0.25f, 2.0f);
-    std::vector<bool> constant(static_cast<size_t>(c));
-    for (int ch = 0; ch < s.c; ++ch) {
-      constant[ch] = ch % 7 == 3 || s.m() == 1;
-      for (int64_t e = 0; e < s.m(); ++e) {
-        float& v = x[size_t(offset(s, ch, e))];
-        v = constant[ch] ? offsets[ch] : offsets[ch] + spreads[ch] * v;
-      }
-    }
-    const auto gamma = gpu100::random_floats(size_t(c), ctx.seed() + 3, 0.5f, 1.5f);
-    const auto beta = gpu100::random_floats(size_t(c), ctx.seed() + 4);
-    const auto dy = gpu100::random_floats(total, ctx.seed() + 5);
-
-    const std::vector<double> xd(x.begin(), x.end()), gd(gamma.begin(), gamma.end()),
-        bd(beta.begin(), beta.end()), dyd(dy.begin(), dy.end());
-    const Stats st = batchnorm_stats_cpu(s, xd);
-    const auto y_ref = batchnorm_forward_cpu(s, xd, gd, bd);
-    const Grads g_ref = batchnorm_backward_cpu(s, xd, st, gd, dyd);
-    const ForwardBounds fb = forward_bounds(s, xd, st, gd, y_ref);
-    const BackwardBounds bb = backward_bounds(s, xd, st, gd, dyd, g_ref);
-    const std::vector<float> mean32(st.mean.begin(), st.mean.end()),
-        rstd32(st.rstd.begin(), st.rstd.end());
-
-    gpu100::DeviceBuffer<float> d_x(x), d_gamma(gamma), d_beta(beta), d_dy(dy), d_mean_in(mean32),
-        d_rstd_in(rstd32), d_y{total}, d_dx{total}, d_mean{size_t(c)}, d_rstd{size_t(c)},
-        d_dgamma{size_t(c)}, d_dbeta{size_t(c)};
-    const size_t parts = size_t(c) * size_t(s.slices());
-    gpu100::DeviceBuffer<Welford> d_stats_partial{parts};
-    gpu100::DeviceBuffer<float2> d_grad_partial{parts};
-    const Buffers buf{d_x.data(),
-                      d_gamma.data(),
-                      d_beta.data(),
-                      d_dy.data(),
-                      d_mean_in.data(),
-                      d_rstd_in.data(),
-                      d_y.data(),
-                      d_mean.data(),
-                      d_rstd.data(),
-                      d_dx.data(),
-                      d_dgamma.data(),
-                      d_dbeta.data(),
-                      d_stats_partial.data(),
-                      d_grad_partial.data()};
+    const Inputs in = make_inputs(s, ctx.seed());
+    const Reference ref = reference(s, in);
+    DeviceData d = upload(s, in, ref);
 
     // The forward's least traffic: x read, y written (a copy of x).
-    ctx.copy_baseline(total * sizeof(float));
+    ctx.copy_baseline(in.x.size() * sizeof(float));
 
-    // What a constant channel's y deviates from beta (exactly beta in exact arithmetic): the
-    // two-pass mean is a rounded sum, Welford's stays the value itself.
-    std::vector<std::pair<std::string, double>> residue;
-    auto check_forward = [&](const char* name) {
-      const auto y = d_y.download();
-      double worst = 0;
-      for (size_t i = 0; i < y.size(); ++i) {
-        const int ch = int(int64_t(i) / s.hw % s.c);
-        if (constant[ch]) worst = std::max(worst, std::fabs(double(y[i]) - beta[ch]));
-      }
-      residue.emplace_back(name, worst);
-      auto r = gpu100::compare_within(y, y_ref, fb.y, kBoundName);
-      r = gpu100::combine(r,
-                          gpu100::compare_within(d_mean.download(), st.mean, fb.mean, kBoundName));
-      return gpu100::combine(
-          r, gpu100::compare_within(d_rstd.download(), st.rstd, fb.rstd, kBoundName));
-    };
-    auto check_backward = [&] {
-      auto r = gpu100::compare_within(d_dx.download(), g_ref.dx, bb.dx, kBoundName);
-      r = gpu100::combine(
-          r, gpu100::compare_within(d_dgamma.download(), g_ref.dgamma, bb.dgamma, kBoundName));
-      return gpu100::combine(
-          r, gpu100::compare_within(d_dbeta.download(), g_ref.dbeta, bb.dbeta, kBoundName));
-    };
+    Residues residues;
     std::vector<gpu100::Measure> runs;
-    for (const Version& v : kVersions) {
-      const bool fwd = v.forward();
-      runs.push_back({.name = v.name,
-                      .launch = [&](cudaStream_t stream) { launch(v, s, buf, stream); },
-                      .reset =
-                          [&, fwd] {
-                            for (auto* b : {&d_y, &d_mean, &d_rstd, &d_dx, &d_dgamma, &d_dbeta})
-                              b->poison();
-                          },
-                      .check = [&, fwd] { return fwd ? check_forward(v.name) : check_backward(); },
-                      // The least traffic: forward x read, y written; backward x and dy read,
-                      // dx written.
-                      .work = (fwd ? 2.0 : 3.0) * double(total) * sizeof(float)});
-    }
+    for (const Version& v : kVersions) runs.push_back(measure_version(v, s, d, in, ref, residues));
     ctx.measure_all(runs);
 
     report.add_check("reference gradient (finite differences)", finite_difference_check());
-    gpu100::Table t{"zero-variance channels", {"version", "max |y - beta|"}};
-    for (const auto& [name, worst] : residue) t.add_row({name, fmt::format("{:.3g}", worst)});
-    if (!residue.empty()) report.table(std::move(t));
+    if (!residues.empty()) report.table(residue_table(residues));
     report.note(
         fmt::format("every seventh channel is constant (zero variance); the split "
                     "versions run {} blocks per channel",
