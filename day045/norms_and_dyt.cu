@@ -39,6 +39,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "gpu100/gpu100.h"
@@ -407,6 +408,202 @@ gpu100::CheckResult finite_difference_check() {
   return gpu100::check_gradient(forward, z, dy, grad);
 }
 
+// ---- the versions: inputs, references, and each version's run and check -----------------------
+// The normed vector, uniform in [-1, 1], its norms in double and their tolerances.
+struct Norms {
+  std::vector<float> v;
+  double l1, l2;
+  gpu100::Tolerance l1_tol, l2_tol;
+};
+
+Norms make_norms(int64_t n, uint64_t seed) {
+  auto v = gpu100::random_floats(size_t(n), seed, -1.0f, 1.0f);
+  const double l1 = l1_cpu(v), l2 = l2_cpu(v);
+  // Non-negative sums: relative error at most gamma_h (h additions per input); the L2 takes
+  // half of it through sqrt plus the rounding of each square and of sqrt.
+  return {std::move(v), l1, l2, gpu100::summation_tolerance(norm_additions(n), n),
+          gpu100::summation_tolerance(norm_additions(n) + 3, n)};
+}
+
+struct NormDevice {
+  gpu100::DeviceBuffer<float> v, partial, result;
+  gpu100::DeviceBuffer<int> exponent;
+  NormBuffers buffers() { return {partial.data(), result.data(), exponent.data()}; }
+};
+
+NormDevice upload(const Norms& norms) {
+  return {gpu100::DeviceBuffer<float>(norms.v), gpu100::DeviceBuffer<float>(kMaxNormBlocks),
+          gpu100::DeviceBuffer<float>(1), gpu100::DeviceBuffer<int>(1)};
+}
+
+// DyT's inputs: x spread so that alpha x reaches tanh's saturation on some elements.
+struct DytInputs {
+  std::vector<float> x, gamma, beta, dy;
+  float alpha;
+};
+
+DytInputs make_dyt_inputs(const DytShape& sh, double alpha, uint64_t seed) {
+  const int64_t m = sh.rows * sh.cols;
+  auto x = gpu100::random_floats(size_t(m), seed, -3.0f, 3.0f);
+  for (int64_t i = 5; i < m; i += 101) x[size_t(i)] *= 10.0f;
+  return {std::move(x), gpu100::random_floats(size_t(sh.cols), seed + 1, 0.5f, 1.5f),
+          gpu100::random_floats(size_t(sh.cols), seed + 2, -0.5f, 0.5f),
+          gpu100::random_floats(size_t(m), seed + 3), float(alpha)};
+}
+
+// The reference in double and the bound of every element it is compared on.
+struct DytReference {
+  std::vector<double> y;
+  DytGrads g;
+  std::vector<double> y_bound, dx_bound, dgamma_bound, dbeta_bound, dalpha_bound;
+};
+
+DytReference dyt_reference(const DytShape& sh, const DytInputs& in) {
+  const int64_t rows = sh.rows, cols = sh.cols, m = rows * cols;
+  const std::vector<double> xd(in.x.begin(), in.x.end()), gd(in.gamma.begin(), in.gamma.end()),
+      bd(in.beta.begin(), in.beta.end()), dyd(in.dy.begin(), in.dy.end());
+  const double a = double(in.alpha);
+  DytReference r{dyt_forward_cpu(sh, xd, a, gd, bd), dyt_backward_cpu(sh, xd, a, gd, dyd)};
+  // Bounds of the reductions. t = tanhf(a x) is within 2 ulp and a x rounded once, so t and
+  // 1 - t^2 are off by at most 10 u in absolute terms (t is at most 1); each sum adds gamma_h
+  // of its absolute terms, h = the chunk's rows and the chunks (dalpha: its block tree and
+  // every block's partial).
+  const int64_t chunks = gpu100::grid_for(rows, kChunkRows);
+  const int64_t alpha_parts = chunks * gpu100::grid_for(cols, kBlock);
+  // y and dx element by element: t within 2 ulp plus the rounding of a x carried through
+  // tanh' = 1 - t^2; 1 - t^2 within 10 u absolute; a few roundings of the products.
+  r.y_bound.resize(size_t(m));
+  r.dx_bound.resize(size_t(m));
+  r.dgamma_bound.resize(size_t(cols));
+  r.dbeta_bound.resize(size_t(cols));
+  double ba_terms = 0, ba_round = 0;
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j) {
+      const size_t o = size_t(i * cols + j);
+      const double t = std::tanh(a * xd[o]);
+      r.y_bound[o] =
+          std::fabs(gd[j]) * (4 * kU * std::fabs(t) + kU * std::fabs(a * xd[o]) * (1 - t * t)) +
+          gamma_n(2) * (std::fabs(gd[j] * t) + std::fabs(r.y[o]));
+      r.dx_bound[o] = 10 * kU * std::fabs(dyd[o] * gd[j] * a) + gamma_n(4) * std::fabs(r.g.dx[o]);
+      r.dgamma_bound[j] +=
+          std::fabs(dyd[o]) * (std::fabs(t) * gamma_n(kChunkRows + chunks + 2) + 10 * kU);
+      r.dbeta_bound[j] += std::fabs(dyd[o]) * gamma_n(kChunkRows + chunks);
+      const double w = std::fabs(dyd[o] * gd[j] * xd[o]);
+      ba_terms += w * (1 - t * t);
+      ba_round += w;
+    }
+  r.dalpha_bound = {gamma_n(kChunkRows + 8 + alpha_parts + 4) * ba_terms + 12 * kU * ba_round};
+  return r;
+}
+
+struct DytDevice {
+  gpu100::DeviceBuffer<float> x, alpha, gamma, beta, dy, y, dx, dgamma, dbeta, dalpha, part_gamma,
+      part_beta, part_alpha;
+  DytBuffers buffers() {
+    return {x.data(),          alpha.data(),     gamma.data(),     beta.data(),  dy.data(),
+            y.data(),          dx.data(),        dgamma.data(),    dbeta.data(), dalpha.data(),
+            part_gamma.data(), part_beta.data(), part_alpha.data()};
+  }
+};
+
+DytDevice upload(const DytShape& sh, const DytInputs& in) {
+  const size_t m = size_t(sh.rows * sh.cols), cols = size_t(sh.cols);
+  const size_t chunks = gpu100::grid_for(sh.rows, kChunkRows);
+  const size_t alpha_parts = chunks * gpu100::grid_for(sh.cols, kBlock);
+  using Floats = gpu100::DeviceBuffer<float>;
+  return {Floats(in.x),
+          Floats(std::vector<float>{in.alpha}),
+          Floats(in.gamma),
+          Floats(in.beta),
+          Floats(in.dy),
+          Floats(m),
+          Floats(m),
+          Floats(cols),
+          Floats(cols),
+          Floats(1),
+          Floats(chunks * cols),
+          Floats(chunks * cols),
+          Floats(alpha_parts)};
+}
+
+gpu100::Measure measure_norm(const Version& ver, int64_t n, NormDevice& d, const Norms& ref) {
+  return {.name = ver.name,
+          .launch = [&ver, n,
+                     &d](cudaStream_t s) { launch_norm(ver.kind, d.v.data(), n, d.buffers(), s); },
+          .reset = [&d] { d.result.poison(); },
+          .check =
+              [&ver, &d, &ref] {
+                const bool l1 = ver.kind == Kind::l1;
+                return gpu100::compare(d.result.download(),
+                                       std::vector<double>{l1 ? ref.l1 : ref.l2},
+                                       l1 ? ref.l1_tol : ref.l2_tol);
+              },
+          .work = 4.0 * double(n)};
+}
+
+gpu100::Measure measure_dyt_forward(const Version& ver, const DytShape& sh, DytDevice& d,
+                                    const DytReference& ref) {
+  return {.name = ver.name,
+          .launch = [&ver, sh, &d](cudaStream_t s) { launch_dyt(ver, sh, d.buffers(), s); },
+          .reset = [&d] { d.y.poison(); },
+          .check =
+              [&d, &ref] {
+                return gpu100::compare_within(d.y.download(), ref.y, ref.y_bound, kBoundName);
+              },
+          .work = 8.0 * double(sh.rows * sh.cols)};
+}
+
+gpu100::Measure measure_dyt_backward(const Version& ver, const DytShape& sh, DytDevice& d,
+                                     const DytReference& ref) {
+  return {
+      .name = ver.name,
+      .launch = [&ver, sh, &d](cudaStream_t s) { launch_dyt(ver, sh, d.buffers(), s); },
+      .reset =
+          [&d] {
+            for (auto* b : {&d.dx, &d.dgamma, &d.dbeta, &d.dalpha}) b->poison();
+          },
+      .check =
+          [&d, &ref] {
+            auto r = gpu100::compare_within(d.dx.download(), ref.g.dx, ref.dx_bound, kBoundName);
+            r = gpu100::combine(r, gpu100::compare_within(d.dgamma.download(), ref.g.dgamma,
+                                                          ref.dgamma_bound, kBoundName));
+            r = gpu100::combine(r, gpu100::compare_within(d.dbeta.download(), ref.g.dbeta,
+                                                          ref.dbeta_bound, kBoundName));
+            return gpu100::combine(r, gpu100::compare_within(d.dalpha.download(), {ref.g.dalpha},
+                                                             ref.dalpha_bound, kBoundName));
+          },
+      // The least traffic: x and dy read, dx written.
+      .work = 12.0 * double(sh.rows * sh.cols)};
+}
+
+// The L2 norm of the same vector scaled by 1e25 and 1e-25: the plain sum of squares overflows
+// to inf or underflows to 0; the scaled one must match the reference (checked).
+void report_scaled_l2(gpu100::Context& ctx, const Norms& norms, NormDevice& d) {
+  const int64_t n = int64_t(norms.v.size());
+  gpu100::Table t{"L2 norm of the vector scaled by s",
+                  {"s", "reference", "l2_norm", "l2_norm_scaled"}};
+  for (const float s : {1e25f, 1e-25f}) {
+    std::vector<float> w(norms.v);
+    for (float& e : w) e *= s;
+    const double ref = l2_cpu(w);
+    gpu100::DeviceBuffer<float> d_w(w);
+    std::string cells[2];
+    for (int k = 0; k < 2; ++k) {
+      const Kind kind = k == 0 ? Kind::l2 : Kind::l2_scaled;
+      if (!ctx.want(k == 0 ? "l2_norm" : "l2_norm_scaled")) continue;
+      launch_norm(kind, d_w.data(), n, d.buffers(), nullptr);
+      CUDA_CHECK(cudaDeviceSynchronize());
+      const auto got = d.result.download();
+      cells[k] = fmt::format("{:.6g}", got[0]);
+      if (kind == Kind::l2_scaled)
+        ctx.report().add_check(fmt::format("l2_norm_scaled at s = {:g}", s),
+                               gpu100::compare(got, std::vector<double>{ref}, norms.l2_tol));
+    }
+    t.add_row({fmt::format("{:g}", s), fmt::format("{:.6g}", ref), cells[0], cells[1]});
+  }
+  ctx.report().table(std::move(t));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -430,151 +627,29 @@ int main(int argc, char** argv) {
     report.limit("dram_gbps", ctx.device().peak_dram_gbps(), "HBM peak");
     report.baseline_as_percent();
 
-    // ---- norms
-    const auto v = gpu100::random_floats(size_t(n), ctx.seed(), -1.0f, 1.0f);
-    const double l1_ref = l1_cpu(v), l2_ref = l2_cpu(v);
-    gpu100::DeviceBuffer<float> d_v(v), d_partial{kMaxNormBlocks}, d_result{1};
-    gpu100::DeviceBuffer<int> d_exp{1};
-    const NormBuffers nb{d_partial.data(), d_result.data(), d_exp.data()};
-    // Non-negative sums: relative error at most gamma_h (h additions per input); the L2 takes
-    // half of it through sqrt plus the rounding of each square and of sqrt.
-    const auto l1_tol = gpu100::summation_tolerance(norm_additions(n), n);
-    const auto l2_tol = gpu100::summation_tolerance(norm_additions(n) + 3, n);
-
-    // ---- DyT: x spread so that alpha x reaches tanh's saturation on some elements.
+    const Norms norms = make_norms(n, ctx.seed());
+    NormDevice norm_device = upload(norms);
     const DytShape sh{rows, cols};
-    const int64_t m = rows * cols;
-    auto x = gpu100::random_floats(size_t(m), ctx.seed() + 1, -3.0f, 3.0f);
-    for (int64_t i = 5; i < m; i += 101) x[size_t(i)] *= 10.0f;
-    const auto gamma = gpu100::random_floats(size_t(cols), ctx.seed() + 2, 0.5f, 1.5f);
-    const auto beta = gpu100::random_floats(size_t(cols), ctx.seed() + 3, -0.5f, 0.5f);
-    const auto dy = gpu100::random_floats(size_t(m), ctx.seed() + 4);
-    const std::vector<double> xd(x.begin(), x.end()), gd(gamma.begin(), gamma.end()),
-        bd(beta.begin(), beta.end()), dyd(dy.begin(), dy.end());
-    const double a = double(float(alpha));
-    const auto y_ref = dyt_forward_cpu(sh, xd, a, gd, bd);
-    const DytGrads g_ref = dyt_backward_cpu(sh, xd, a, gd, dyd);
-    // Bounds of the reductions. t = tanhf(a x) is within 2 ulp and a x rounded once, so t and
-    // 1 - t^2 are off by at most 10 u in absolute terms (t is at most 1); each sum adds gamma_h
-    // of its absolute terms, h = the chunk's rows and the chunks (dalpha: its block tree and
-    // every block's partial).
-    const int64_t chunks = gpu100::grid_for(rows, kChunkRows);
-    const int64_t alpha_parts = chunks * gpu100::grid_for(cols, kBlock);
-    // y and dx element by element: t within 2 ulp plus the rounding of a x carried through
-    // tanh' = 1 - t^2; 1 - t^2 within 10 u absolute; a few roundings of the products.
-    std::vector<double> by(static_cast<size_t>(m)), bdx(static_cast<size_t>(m));
-    std::vector<double> bg(static_cast<size_t>(cols)), bb(static_cast<size_t>(cols));
-    double ba_terms = 0, ba_round = 0;
-    for (int64_t i = 0; i < rows; ++i)
-      for (int64_t j = 0; j < cols; ++j) {
-        const size_t o = size_t(i * cols + j);
-        const double t = std::tanh(a * xd[o]);
-        by[o] =
-            std::fabs(gd[j]) * (4 * kU * std::fabs(t) + kU * std::fabs(a * xd[o]) * (1 - t * t)) +
-            gamma_n(2) * (std::fabs(gd[j] * t) + std::fabs(y_ref[o]));
-        bdx[o] = 10 * kU * std::fabs(dyd[o] * gd[j] * a) + gamma_n(4) * std::fabs(g_ref.dx[o]);
-        bg[j] += std::fabs(dyd[o]) * (std::fabs(t) * gamma_n(kChunkRows + chunks + 2) + 10 * kU);
-        bb[j] += std::fabs(dyd[o]) * gamma_n(kChunkRows + chunks);
-        const double w = std::fabs(dyd[o] * gd[j] * xd[o]);
-        ba_terms += w * (1 - t * t);
-        ba_round += w;
-      }
-    const std::vector<double> ba = {gamma_n(kChunkRows + 8 + alpha_parts + 4) * ba_terms +
-                                    12 * kU * ba_round};
-
-    const std::vector<float> alpha_v = {float(alpha)};
-    gpu100::DeviceBuffer<float> d_x(x), d_alpha(alpha_v), d_gamma(gamma), d_beta(beta), d_dy(dy),
-        d_y{size_t(m)}, d_dx{size_t(m)}, d_dgamma{size_t(cols)}, d_dbeta{size_t(cols)}, d_dalpha{1},
-        d_pg{size_t(chunks * cols)}, d_pb{size_t(chunks * cols)}, d_pa{size_t(alpha_parts)};
-    const DytBuffers db{d_x.data(),     d_alpha.data(),  d_gamma.data(), d_beta.data(),
-                        d_dy.data(),    d_y.data(),      d_dx.data(),    d_dgamma.data(),
-                        d_dbeta.data(), d_dalpha.data(), d_pg.data(),    d_pb.data(),
-                        d_pa.data()};
+    const DytInputs dyt = make_dyt_inputs(sh, alpha, ctx.seed() + 1);
+    const DytReference dyt_ref = dyt_reference(sh, dyt);
+    DytDevice dyt_device = upload(sh, dyt);
 
     // A copy of the DyT forward's bytes: x read, y written.
-    ctx.copy_baseline(size_t(m) * sizeof(float));
+    ctx.copy_baseline(size_t(rows * cols) * sizeof(float));
 
     std::vector<gpu100::Measure> runs;
     for (const Version& ver : kVersions) {
-      switch (ver.kind) {
-        case Kind::l1:
-        case Kind::l2:
-        case Kind::l2_scaled:
-          runs.push_back(
-              {.name = ver.name,
-               .launch = [&](cudaStream_t s) { launch_norm(ver.kind, d_v.data(), n, nb, s); },
-               .reset = [&] { d_result.poison(); },
-               .check =
-                   [&] {
-                     const bool l1 = ver.kind == Kind::l1;
-                     return gpu100::compare(d_result.download(),
-                                            std::vector<double>{l1 ? l1_ref : l2_ref},
-                                            l1 ? l1_tol : l2_tol);
-                   },
-               .work = 4.0 * double(n)});
-          break;
-        case Kind::dyt_fwd:
-        case Kind::dyt_fwd_vec:
-          runs.push_back(
-              {.name = ver.name,
-               .launch = [&](cudaStream_t s) { launch_dyt(ver, sh, db, s); },
-               .reset = [&] { d_y.poison(); },
-               .check =
-                   [&] { return gpu100::compare_within(d_y.download(), y_ref, by, kBoundName); },
-               .work = 8.0 * double(m)});
-          break;
-        default:
-          runs.push_back(
-              {.name = ver.name,
-               .launch = [&](cudaStream_t s) { launch_dyt(ver, sh, db, s); },
-               .reset =
-                   [&] {
-                     for (auto* b : {&d_dx, &d_dgamma, &d_dbeta, &d_dalpha}) b->poison();
-                   },
-               .check =
-                   [&] {
-                     auto r = gpu100::compare_within(d_dx.download(), g_ref.dx, bdx, kBoundName);
-                     r = gpu100::combine(r, gpu100::compare_within(d_dgamma.download(),
-                                                                   g_ref.dgamma, bg, kBoundName));
-                     r = gpu100::combine(r, gpu100::compare_within(d_dbeta.download(), g_ref.dbeta,
-                                                                   bb, kBoundName));
-                     return gpu100::combine(
-                         r, gpu100::compare_within(d_dalpha.download(), {g_ref.dalpha}, ba,
-                                                   kBoundName));
-                   },
-               // The least traffic: x and dy read, dx written.
-               .work = 12.0 * double(m)});
-      }
+      if (ver.kind == Kind::l1 || ver.kind == Kind::l2 || ver.kind == Kind::l2_scaled)
+        runs.push_back(measure_norm(ver, n, norm_device, norms));
+      else if (ver.kind == Kind::dyt_fwd || ver.kind == Kind::dyt_fwd_vec)
+        runs.push_back(measure_dyt_forward(ver, sh, dyt_device, dyt_ref));
+      else
+        runs.push_back(measure_dyt_backward(ver, sh, dyt_device, dyt_ref));
     }
     ctx.measure_all(runs);
 
-    // The L2 norm of the same vector scaled by 1e25 and 1e-25: the plain sum of squares overflows
-    // to inf or underflows to 0; the scaled one must match the reference (checked).
-    if (ctx.want("l2_norm") || ctx.want("l2_norm_scaled")) {
-      gpu100::Table t{"L2 norm of the vector scaled by s",
-                      {"s", "reference", "l2_norm", "l2_norm_scaled"}};
-      for (const float s : {1e25f, 1e-25f}) {
-        std::vector<float> w(v);
-        for (float& e : w) e *= s;
-        const double ref = l2_cpu(w);
-        gpu100::DeviceBuffer<float> d_w(w);
-        std::string cells[2];
-        for (int k = 0; k < 2; ++k) {
-          const Kind kind = k == 0 ? Kind::l2 : Kind::l2_scaled;
-          if (!ctx.want(k == 0 ? "l2_norm" : "l2_norm_scaled")) continue;
-          launch_norm(kind, d_w.data(), n, nb, nullptr);
-          CUDA_CHECK(cudaDeviceSynchronize());
-          const auto got = d_result.download();
-          cells[k] = fmt::format("{:.6g}", got[0]);
-          if (kind == Kind::l2_scaled)
-            report.add_check(fmt::format("l2_norm_scaled at s = {:g}", s),
-                             gpu100::compare(got, std::vector<double>{ref}, l2_tol));
-        }
-        t.add_row({fmt::format("{:g}", s), fmt::format("{:.6g}", ref), cells[0], cells[1]});
-      }
-      report.table(std::move(t));
-    }
-
+    if (ctx.want("l2_norm") || ctx.want("l2_norm_scaled"))
+      report_scaled_l2(ctx, norms, norm_device);
     report.add_check("reference gradient (finite differences)", finite_difference_check());
     report.note(fmt::format("dyt_fwd_vec: {} elements per thread (4 needs --cols % 4 == 0)",
                             dyt_width(kVersions[4], cols)));
