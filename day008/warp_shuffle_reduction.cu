@@ -352,6 +352,163 @@ gpu100::Table segmented_table(const RowSums& shape, const gpu100::Measured& cub,
   return t;
 }
 
+// ---- the versions: each one's run and check ----------------------------------------------------
+// The full sum's device side: input, result, the first pass's partials and CUB's temporary storage.
+struct FullSumData {
+  gpu100::DeviceBuffer<float> in, result, partials;
+  FullSum f;
+  size_t cub_temp_bytes = 0;
+  gpu100::DeviceBuffer<unsigned char> cub_temp;
+};
+
+FullSumData full_sum_data(const std::vector<float>& x) {
+  const int64_t n = int64_t(x.size());
+  FullSumData d{gpu100::DeviceBuffer<float>(x), gpu100::DeviceBuffer<float>(1)};
+  d.f = full_sum(d.in.data(), n, d.result.data());
+  d.partials = gpu100::DeviceBuffer<float>(size_t(std::max(d.f.shuffle_grid, d.f.float4_grid)));
+  d.f.partials = d.partials.data();
+  CUDA_CHECK(cub::DeviceReduce::Sum(nullptr, d.cub_temp_bytes, d.in.data(), d.result.data(), n));
+  d.cub_temp = gpu100::DeviceBuffer<unsigned char>(std::max<size_t>(d.cub_temp_bytes, 1));
+  return d;
+}
+
+// CUB's full sum, the baseline: exact where every order of additions is (CUB's order is its
+// own); unchecked beyond. The checked run's sum is kept in `value` for the report.
+gpu100::Measure cub_sum_measure(FullSumData& d, double ref, float& value) {
+  const int64_t n = d.f.n;
+  return {.name = "cub::DeviceReduce::Sum",
+          .launch =
+              [&d, n](cudaStream_t s) {
+                CUDA_CHECK(cub::DeviceReduce::Sum(d.cub_temp.data(), d.cub_temp_bytes, d.in.data(),
+                                                  d.result.data(), n, s));
+              },
+          .reset = [&d] { d.result.poison(); },
+          .check =
+              [&d, ref, n, &value] {
+                value = d.result.download()[0];
+                return n <= kExactMaxTerms
+                           ? gpu100::compare(&value, &ref, 1, gpu100::Tolerance::Exact())
+                           : gpu100::CheckResult{};
+              },
+          .work = 4.0 * double(n),
+          .role = gpu100::Role::baseline};
+}
+
+gpu100::Measure full_sum_measure(const Version& v, FullSumData& d, double ref) {
+  return {.name = v.name,
+          .launch = [&v, &d](cudaStream_t s) { v.launch(d.f, s); },
+          .reset =
+              [&d] {
+                d.result.poison();
+                d.partials.poison();
+              },
+          .check =
+              [&d, ref, tol = sum_tolerance(additions_per_input(v, d.f), d.f.n)] {
+                const float got = d.result.download()[0];
+                return gpu100::compare(&got, &ref, 1, tol);
+              },
+          .work = 4.0 * double(d.f.n)};
+}
+
+// The full sum: CUB as the baseline, then the three versions.
+void measure_full_sums(gpu100::Context& ctx, int64_t n) {
+  const auto x = quarters(size_t(n), ctx.seed());
+  const double ref = sum_cpu(x);
+  if (n <= kExactMaxTerms)
+    ctx.report().note(
+        "n <= 2^22: every partial sum of the quarter-valued inputs is exact in fp32, so "
+        "the full sums must equal the reference exactly (so must rows of <= 2^22 "
+        "columns)");
+  FullSumData d = full_sum_data(x);
+  float cub_value = 0;
+  std::vector<gpu100::Measure> runs{cub_sum_measure(d, ref, cub_value)};
+  for (const Version& v : kVersions)
+    if (v.launch) runs.push_back(full_sum_measure(v, d, ref));
+  ctx.measure_all(runs);
+  ctx.report().note(
+      fmt::format("cub::DeviceReduce::Sum = {:.9g}, reference {:.12g}, rel err {:.2e}", cub_value,
+                  ref, std::fabs(double(cub_value) - ref) / ref));
+}
+
+// The segmented sum's device side: the matrix, both row outputs, and CUB's begin/end offsets
+// (rows are contiguous, so one array of rows + 1 offsets serves as both: begin = offsets,
+// end = offsets + 1) and temporary storage.
+struct SegmentedData {
+  int64_t rows, cols;
+  gpu100::DeviceBuffer<float> m, out, cub_out;
+  gpu100::DeviceBuffer<int64_t> offsets;
+  size_t cub_temp_bytes = 0;
+  gpu100::DeviceBuffer<unsigned char> cub_temp;
+};
+
+SegmentedData segmented_data(const std::vector<float>& m, int64_t rows, int64_t cols) {
+  SegmentedData d{rows, cols, gpu100::DeviceBuffer<float>(m),
+                  gpu100::DeviceBuffer<float>(size_t(rows)),
+                  gpu100::DeviceBuffer<float>(size_t(rows))};
+  std::vector<int64_t> offsets(size_t(rows) + 1);
+  for (int64_t r = 0; r <= rows; ++r) offsets[size_t(r)] = r * cols;
+  d.offsets = gpu100::DeviceBuffer<int64_t>(offsets);
+  CUDA_CHECK(cub::DeviceSegmentedReduce::Sum(nullptr, d.cub_temp_bytes, d.m.data(),
+                                             d.cub_out.data(), rows, d.offsets.data(),
+                                             d.offsets.data() + 1));
+  d.cub_temp = gpu100::DeviceBuffer<unsigned char>(std::max<size_t>(d.cub_temp_bytes, 1));
+  return d;
+}
+
+// CUB's row sums: a point of the segmented table (the full sum's CUB is the baseline).
+gpu100::Measure cub_rows_measure(SegmentedData& d, const std::vector<double>& row_ref) {
+  return {.name = "cub::DeviceSegmentedReduce::Sum",
+          .launch =
+              [&d](cudaStream_t s) {
+                CUDA_CHECK(cub::DeviceSegmentedReduce::Sum(
+                    d.cub_temp.data(), d.cub_temp_bytes, d.m.data(), d.cub_out.data(), d.rows,
+                    d.offsets.data(), d.offsets.data() + 1, s));
+              },
+          .reset = [&d] { d.cub_out.poison(); },
+          .check =
+              [&d, &row_ref] {
+                return gpu100::compare(d.cub_out.download(), row_ref, gpu100::Tolerance::FP32());
+              },
+          .work = 4.0 * double(d.rows * d.cols),
+          .role = gpu100::Role::point};
+}
+
+// `rel_err` gets the relative L2 error of the checked run, for the table (an exact check's is a
+// fraction).
+gpu100::Measure segmented_measure(const RowSums& shape, SegmentedData& d,
+                                  const std::vector<double>& row_ref, double& rel_err) {
+  return {.name = "segmented",
+          .launch =
+              [shape, &d](cudaStream_t s) {
+                launch_row_sums(shape, d.m.data(), d.out.data(), d.rows, d.cols, s);
+              },
+          .reset = [&d] { d.out.poison(); },
+          .check =
+              [shape, &d, &row_ref, &rel_err] {
+                const auto got = d.out.download();
+                rel_err = gpu100::compare(got, row_ref, gpu100::Tolerance::FP32()).rel_err;
+                return gpu100::compare(
+                    got, row_ref, sum_tolerance(additions_per_row_input(shape, d.cols), d.cols));
+              },
+          .work = 4.0 * double(d.rows * d.cols)};
+}
+
+// The segmented sum: per-row sums of a rows x cols matrix, CUB's and ours, in a table of their own.
+void measure_segmented(gpu100::Context& ctx, int64_t rows, int64_t cols) {
+  const auto m = quarters(size_t(rows * cols), ctx.seed() + 1);
+  const auto row_ref = row_sums_cpu(m, rows, cols);
+  SegmentedData d = segmented_data(m, rows, cols);
+  const gpu100::Measured cub_rows = ctx.measure(cub_rows_measure(d, row_ref));
+  const RowSums shape = row_sums_shape(rows, cols);
+  double rel_err = 0;
+  const gpu100::Measured own = ctx.measure(segmented_measure(shape, d, row_ref, rel_err));
+  ctx.report().table(segmented_table(shape, cub_rows, own, rel_err, 4.0 * double(rows * cols)));
+  ctx.report().note(
+      "segmented sums a different array (the matrix) than the full-sum versions; its "
+      "\"x cub::DeviceReduce::Sum\" compares bandwidths only. Its CUB counterpart is "
+      "in the table below.");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -372,117 +529,7 @@ int main(int argc, char** argv) {
     report.unit("GB/s");
     report.limit("dram_gbps", ctx.device().peak_dram_gbps(), "HBM peak");
     report.intensity(1.0 / 4.0);  // one add per 4-byte element
-
-    // ---- full sum: CUB as the baseline, then the three versions -----------------------------
-    const auto x = quarters(size_t(n), ctx.seed());
-    const double ref = sum_cpu(x);
-    if (n <= kExactMaxTerms)
-      report.note(
-          "n <= 2^22: every partial sum of the quarter-valued inputs is exact in fp32, so "
-          "the full sums must equal the reference exactly (so must rows of <= 2^22 "
-          "columns)");
-    gpu100::DeviceBuffer<float> d_in(x), d_result(1);
-    FullSum f = full_sum(d_in.data(), n, d_result.data());
-    gpu100::DeviceBuffer<float> d_partials(size_t(std::max(f.shuffle_grid, f.float4_grid)));
-    f.partials = d_partials.data();
-
-    size_t temp_bytes = 0;
-    CUDA_CHECK(cub::DeviceReduce::Sum(nullptr, temp_bytes, d_in.data(), d_result.data(), n));
-    gpu100::DeviceBuffer<unsigned char> d_temp(std::max<size_t>(temp_bytes, 1));
-    float cub_value = 0;
-    std::vector<gpu100::Measure> full{
-        {.name = "cub::DeviceReduce::Sum",
-         .launch =
-             [&](cudaStream_t s) {
-               CUDA_CHECK(cub::DeviceReduce::Sum(d_temp.data(), temp_bytes, d_in.data(),
-                                                 d_result.data(), n, s));
-             },
-         .reset = [&] { d_result.poison(); },
-         // Exact where every order of additions is (CUB's order is its own); unchecked beyond.
-         .check =
-             [&] {
-               cub_value = d_result.download()[0];
-               return n <= kExactMaxTerms
-                          ? gpu100::compare(&cub_value, &ref, 1, gpu100::Tolerance::Exact())
-                          : gpu100::CheckResult{};
-             },
-         .work = 4.0 * double(n),
-         .role = gpu100::Role::baseline}};
-    for (const Version& v : kVersions) {
-      if (!v.launch) continue;
-      full.push_back({.name = v.name,
-                      .launch = [&](cudaStream_t s) { v.launch(f, s); },
-                      .reset =
-                          [&] {
-                            d_result.poison();
-                            d_partials.poison();
-                          },
-                      .check =
-                          [&, tol = sum_tolerance(additions_per_input(v, f), n)] {
-                            const float got = d_result.download()[0];
-                            return gpu100::compare(&got, &ref, 1, tol);
-                          },
-                      .work = 4.0 * double(n)});
-    }
-    ctx.measure_all(full);
-    report.note(fmt::format("cub::DeviceReduce::Sum = {:.9g}, reference {:.12g}, rel err {:.2e}",
-                            cub_value, ref, std::fabs(double(cub_value) - ref) / ref));
-
-    // ---- segmented: per-row sums of a rows x cols matrix ------------------------------------
-    if (!ctx.want("segmented")) return;
-    const auto m = quarters(size_t(rows * cols), ctx.seed() + 1);
-    const auto row_ref = row_sums_cpu(m, rows, cols);
-    gpu100::DeviceBuffer<float> d_m(m), d_rows{size_t(rows)}, d_cub_rows{size_t(rows)};
-    const double seg_bytes = 4.0 * double(rows * cols);
-
-    // CUB's segmented reduction takes begin/end offsets; rows are contiguous, so one array of
-    // rows + 1 offsets serves as both (begin = offsets, end = offsets + 1).
-    std::vector<int64_t> offsets(size_t(rows) + 1);
-    for (int64_t r = 0; r <= rows; ++r) offsets[size_t(r)] = r * cols;
-    gpu100::DeviceBuffer<int64_t> d_offsets(offsets);
-    size_t seg_temp_bytes = 0;
-    CUDA_CHECK(cub::DeviceSegmentedReduce::Sum(nullptr, seg_temp_bytes, d_m.data(),
-                                               d_cub_rows.data(), rows, d_offsets.data(),
-                                               d_offsets.data() + 1));
-    gpu100::DeviceBuffer<unsigned char> d_seg_temp(std::max<size_t>(seg_temp_bytes, 1));
-    // CUB's row sums are a point of the segmented table (the full sum's CUB is the baseline).
-    const gpu100::Measured cub_rows = ctx.measure(
-        {.name = "cub::DeviceSegmentedReduce::Sum",
-         .launch =
-             [&](cudaStream_t s) {
-               CUDA_CHECK(cub::DeviceSegmentedReduce::Sum(
-                   d_seg_temp.data(), seg_temp_bytes, d_m.data(), d_cub_rows.data(), rows,
-                   d_offsets.data(), d_offsets.data() + 1, s));
-             },
-         .reset = [&] { d_cub_rows.poison(); },
-         .check =
-             [&] {
-               return gpu100::compare(d_cub_rows.download(), row_ref, gpu100::Tolerance::FP32());
-             },
-         .work = seg_bytes,
-         .role = gpu100::Role::point});
-
-    const RowSums shape = row_sums_shape(rows, cols);
-    double rel_err = 0;  // the relative L2 error, for the table (an exact check's is a fraction)
-    const gpu100::Measured own = ctx.measure(
-        {.name = "segmented",
-         .launch =
-             [&](cudaStream_t s) {
-               launch_row_sums(shape, d_m.data(), d_rows.data(), rows, cols, s);
-             },
-         .reset = [&] { d_rows.poison(); },
-         .check =
-             [&] {
-               const auto got = d_rows.download();
-               rel_err = gpu100::compare(got, row_ref, gpu100::Tolerance::FP32()).rel_err;
-               return gpu100::compare(got, row_ref,
-                                      sum_tolerance(additions_per_row_input(shape, cols), cols));
-             },
-         .work = seg_bytes});
-    report.table(segmented_table(shape, cub_rows, own, rel_err, seg_bytes));
-    report.note(
-        "segmented sums a different array (the matrix) than the full-sum versions; its "
-        "\"x cub::DeviceReduce::Sum\" compares bandwidths only. Its CUB counterpart is "
-        "in the table below.");
+    measure_full_sums(ctx, n);
+    if (ctx.want("segmented")) measure_segmented(ctx, rows, cols);
   });
 }
