@@ -118,7 +118,7 @@ class Counts:
                   "global_store_requests", "global_store_sectors", "global_store_ideal_sectors",
                   "shared_load_requests", "shared_load_wavefronts", "shared_load_ideal_wavefronts",
                   "shared_store_requests", "shared_store_wavefronts",
-                  "shared_store_ideal_wavefronts", "divergent_branches"):
+                  "shared_store_ideal_wavefronts", "branches", "divergent_branches"):
             setattr(self, k, 0)
 
     def glob(self, kind, lane_bytes):
@@ -148,6 +148,15 @@ class Counts:
         return SimpleNamespace(**m)
 
 
+def source_constant(path, name):
+    """A day's `constexpr ... name = <integer>;`: the model uses the day's own block sizes."""
+    text = open(os.path.join(ROOT, path)).read()
+    m = re.search(r"constexpr\s+[\w\s]*\b" + name + r"\s*=\s*(\d+)\s*;", text)
+    if not m:
+        raise RuntimeError(f"{path}: no constexpr {name}")
+    return int(m.group(1))
+
+
 def chunks(count):
     """The warps of a one-element-per-thread sweep over count elements: lists of element ids."""
     return [list(range(b, min(b + WARP, count))) for b in range(0, count, WARP)]
@@ -158,6 +167,11 @@ def day001(args):
     16 bytes, the n % 4 tail as floats). Buffers start on sector boundaries."""
     n = args["n"]
     naive = Counts()
+    block = source_constant("day001/vector_add.cu", "kBlock")
+    launched = -(-n // block) * block
+    for w in chunks(launched):  # every warp of the grid branches on i < n
+        naive.branches += 1
+        naive.divergent_branches += branch_divergent([i < n for i in w])
     for w in chunks(n):
         naive.glob("load", words(w)); naive.glob("load", words(w)); naive.glob("store", words(w))
     vec = Counts()
@@ -231,7 +245,8 @@ LAYOUTS = {"row-major": lambda w: w, "padded": lambda w: w + w // 32,
 def day026(args):
     """The probe: per warp, kUnroll loads per trip at the pattern + 32 u words (a whole row
     further: the same banks). Counted for one warp of one trip; the claims are per request."""
-    fixed = 5
+    fixed = source_constant("day026/shared_memory_banks.cu", "kFixed")
+    unroll = source_constant("day026/shared_memory_banks.cu", "kUnroll")
     patterns = {"tile_row": [fixed * 32 + k for k in range(WARP)],
                 "tile_column": tile_column_words(fixed, 32),
                 "tile_column_padded": tile_column_words(fixed, 33),
@@ -239,7 +254,7 @@ def day026(args):
     out = {}
     for name, ws in patterns.items():
         c = Counts()
-        for u in range(16 * args["trips"]):
+        for u in range(unroll * args["trips"]):
             c.shared("load", words([w + 32 * u for w in ws]))
         out[name] = c
     return out
@@ -314,11 +329,12 @@ def reduction_steps(kind, block):
     return steps
 
 
-def day007(args, block=256):
+def day007(args):
     """One block of day007's first three kernels: the condition of each step's `if` decides the
     divergent branches (and which warps skip the step); the shared accesses are s[tid] stored,
     then per step s[index] and s[index + stride] loaded and s[index] stored, then s[0] loaded by
     thread 0; then the `if (tid == 0)` store of the result (divergent in warp 0)."""
+    block = source_constant("day007/reduction_shared_memory.cu", "kBlock")
     out = {}
     for kind in ("divergent", "strided_index", "sequential"):
         c = Counts()
@@ -858,6 +874,7 @@ def emulated_metrics(command, env_extra):
     with tempfile.TemporaryDirectory() as tmp:
         log = os.path.join(tmp, "metrics")
         env = dict(os.environ, GPU100_EMU_METRICS=log, **env_extra)
+        env.setdefault("BUILD", os.path.dirname(os.path.abspath(os.path.dirname(command[0]))))
         run = subprocess.run([os.path.join(ROOT, "scripts", "emulate")] + command, env=env,
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         if run.returncode != 0:
@@ -887,7 +904,7 @@ def check_emulator(bin_dir):
                                     "naive", "--iters", "1", "--warmup", "0"], {}):
         if "add_naive" not in launch.get("kernel", ""):
             continue
-        for k in keys:
+        for k in keys + ("branches", "divergent_branches"):
             expect(int(launch[k]) == getattr(model, k),
                    f"day001 naive n={n}: {k} emulated {launch[k]}, model {getattr(model, k)}")
     n = 4096
@@ -902,6 +919,25 @@ def check_emulator(bin_dir):
                 expect(int(launch[k]) == getattr(model, k),
                        f"day025 {version} n={n}: {k} emulated {launch[k]}, "
                        f"model {getattr(model, k)}")
+    # day007's trees do not depend on n (out-of-range threads add zeros): per block, the model's
+    # counts for every launch, the partials' pass included.
+    per_block = day007({})
+    shared_keys = ("divergent_branches", "shared_load_requests", "shared_load_wavefronts",
+                   "shared_store_requests", "shared_store_wavefronts")
+    runs = emulated_metrics([os.path.join(bin_dir, "day007"), "--n", "65536", "--kernel",
+                             ",".join(per_block), "--iters", "1", "--warmup", "0"], {})
+    seen = set()
+    for launch in runs:
+        for version, m in per_block.items():
+            if f"reduce_{version}E" not in launch.get("kernel", ""):
+                continue
+            blocks = int(launch["blocks"])
+            seen.add(version)
+            for k in shared_keys:
+                expect(int(launch[k]) == blocks * getattr(m, k),
+                       f"day007 {version}, {blocks} blocks: {k} emulated {launch[k]}, "
+                       f"model {blocks} x {getattr(m, k)}")
+    expect(seen == set(per_block), f"day007: launches of {sorted(per_block)} found")
     for version, m in day026({"trips": 1}).items():
         runs = emulated_metrics([os.path.join(bin_dir, "day026"), "--trips", "1", "--kernel",
                                  version, "--iters", "1", "--warmup", "0"], {})
