@@ -30,6 +30,18 @@ inline uint64_t address(const Exec& x, const Operand& a, int lane) {
   return (a.kind == OK::reg ? x.w->r[a.reg * 32 + lane] : 0) + a.imm;
 }
 
+// A loaded element as its destination register holds it: the ISA lets the register be wider
+// than the instruction type, and then a signed type is sign-extended and every other type
+// zero-extended to the register's width (in.type2, a type of that width).
+inline uint64_t loaded(uint64_t v, const Inst& in) {
+  switch (in.type2) {
+    case Type::b8: return extend(v, in.type) & 0xFFu;
+    case Type::b16: return extend(v, in.type) & 0xFFFFu;
+    case Type::b32: return extend(v, in.type) & 0xFFFFFFFFu;
+    default: return extend(v, in.type);
+  }
+}
+
 // ld: in.aux = element bytes, in.vec = elements, in.type = element type (for extension).
 void h_ld(Exec& x, const Inst& in, uint32_t m) {
   const uint32_t es = in.aux, total = es * in.vec;
@@ -40,12 +52,12 @@ void h_ld(Exec& x, const Inst& in, uint32_t m) {
     if (in.vec == 1) {
       uint64_t v = 0;
       std::memcpy(&v, p, es);
-      x.set(in.o[0], lane, extend(v, in.type));
+      x.set(in.o[0], lane, loaded(v, in));
     } else {
       for (uint32_t i = 0; i < in.vec; ++i) {
         uint64_t v = 0;
         std::memcpy(&v, p + i * es, es);
-        x.set(x.vec(in.o[0], int(i)), lane, extend(v, in.type));
+        x.set(x.vec(in.o[0], int(i)), lane, loaded(v, in));
       }
     }
   EMU_END_LANES
@@ -55,12 +67,13 @@ void h_ld(Exec& x, const Inst& in, uint32_t m) {
 void h_ld_param_uniform(Exec& x, const Inst& in, uint32_t m) {
   uint64_t v = 0;
   std::memcpy(&v, x.addr(Space::param, in.o[1].imm, in.aux, __builtin_ctz(m), false), in.aux);
-  v = extend(v, in.type);
+  v = loaded(v, in);
   uint64_t* d = x.w->r + size_t(in.o[0].reg) * 32;
   EMU_FOR_LANES(m) d[lane] = v; EMU_END_LANES
 }
 
-// The common case, a 4-byte scalar load from global memory, without the generic dispatch.
+// The common case, a 4-byte scalar load from global memory, without the generic dispatch (and
+// without extension: not for an .s32 load into a 64-bit register).
 void h_ld_global_b32(Exec& x, const Inst& in, uint32_t m) {
   EMU_FOR_LANES(m)
     const uint64_t a = address(x, in.o[1], lane);
@@ -77,7 +90,6 @@ void h_ldst_fixed(Exec& x, const Inst& in, uint32_t m) {
   const Operand& a_op = Load ? in.o[1] : in.o[0];
   const Operand& v_op = Load ? in.o[0] : in.o[1];
   const Space space = in.space;
-  const Type t = in.type;
   EMU_FOR_LANES(m)
     const uint64_t a = address(x, a_op, lane);
     uint8_t* p = x.addr(space, a, ES * V, lane, !Load);
@@ -86,7 +98,7 @@ void h_ldst_fixed(Exec& x, const Inst& in, uint32_t m) {
       if (Load) {
         uint64_t v = 0;
         std::memcpy(&v, p, ES);
-        x.set(v_op, lane, extend(v, t));
+        x.set(v_op, lane, loaded(v, in));
       } else {
         const uint64_t v = x.val(v_op, lane);
         std::memcpy(p, &v, ES);
@@ -97,7 +109,7 @@ void h_ldst_fixed(Exec& x, const Inst& in, uint32_t m) {
         if (Load) {
           uint64_t v = 0;
           std::memcpy(&v, p + i * ES, ES);
-          x.set(e, lane, extend(v, t));
+          x.set(e, lane, loaded(v, in));
         } else {
           const uint64_t v = e.kind == OK::sink ? 0 : x.val(e, lane);
           std::memcpy(p + i * ES, &v, ES);
@@ -338,6 +350,19 @@ void h_cp_wait(Exec& x, const Inst& in, uint32_t m) {
   EMU_END_LANES
 }
 
+// The width of a load's destination register (of its first element for a vector), as a bit
+// type of that width; 64 bits where the register's declaration is not known.
+Type destination_width(DecodeCtx& d, const PTok& t) {
+  const PTok& reg = t.kind == PTok::vec && !t.elems.empty() ? t.elems[0] : t;
+  auto it = d.reg_types.find(reg.text);
+  switch (it == d.reg_types.end() ? 8 : type_bytes(it->second)) {
+    case 1: return Type::b8;
+    case 2: return Type::b16;
+    case 4: return Type::b32;
+    default: return Type::b64;
+  }
+}
+
 }  // namespace
 
 bool decode_mem(DecodeCtx& d, const PInstr& p, Inst& in) {
@@ -356,6 +381,7 @@ bool decode_mem(DecodeCtx& d, const PInstr& p, Inst& in) {
     if (load) {
       in.o[0] = d.op(p.ops[0], t);
       in.o[1] = d.addr(p.ops[1], in.space);
+      in.type2 = destination_width(d, p.ops[0]);
     } else {
       in.o[0] = d.addr(p.ops[0], in.space);
       in.o[1] = d.op(p.ops[1], t);
@@ -364,7 +390,8 @@ bool decode_mem(DecodeCtx& d, const PInstr& p, Inst& in) {
     in.flags |= san::decode_semantics(op, p.mods);
     in.fn = load ? h_ld : h_st;
     if (Handler h = load ? fixed_ldst<true>(in.aux, in.vec) : fixed_ldst<false>(in.aux, in.vec)) in.fn = h;
-    if (load && in.space == Space::global && in.vec == 1 && in.aux == 4 && in.o[0].kind == OK::reg)
+    if (load && in.space == Space::global && in.vec == 1 && in.aux == 4 && in.o[0].kind == OK::reg &&
+        (t != Type::s32 || type_bytes(in.type2) == 4))
       in.fn = h_ld_global_b32;
     if (load && in.space == Space::param && in.vec == 1 && in.o[1].kind == OK::none && in.o[0].kind == OK::reg)
       in.fn = h_ld_param_uniform;
