@@ -93,6 +93,9 @@ struct Warp {
 struct Barrier {
   uint32_t arrived = 0;
   uint32_t expected = 0;
+  // Reached without a thread count: all threads of the block take part, and it waits for those
+  // that have not exited (so an exit can complete it).
+  bool whole_block = false;
   uint32_t red_popc = 0;
   bool red_and = true, red_or = false;
 };

@@ -4,7 +4,8 @@
 // that share the lowest pc; lanes that reach the pc where others wait merge with them, which is
 // where a divergent branch reconverges. Collectives (shfl, vote, bar.warp.sync, mma, ...) park
 // their lanes until every lane of the member mask has arrived at the same instruction.
-// Barriers park lanes until the barrier's thread count has arrived.
+// Barriers park lanes until the barrier's thread count has arrived (without a count: every
+// thread of the block that has not exited).
 //
 // Blocks are dispatched in order onto a resident set as large as the occupancy calculator says
 // the device holds, and the resident blocks take turns, so a block that spins on a flag another
@@ -211,6 +212,22 @@ void release_barrier(Block& b, int id, const Kernel& k) {
   bar = Barrier{};
 }
 
+// How many arrivals complete a barrier: its thread count, or for a barrier without one the
+// block's threads that have not exited (the PTX ISA's barrier waits for the non-exited threads).
+uint32_t barrier_needs(const Block& b, const Barrier& bar) {
+  return bar.whole_block ? b.nthreads - b.exited_threads : bar.expected;
+}
+
+// After threads exit: a barrier of the whole block that waited only for them completes (the
+// ISA's exit: "if the exiting threads are holding up the barrier, the barrier is released").
+// Barriers with a thread count keep waiting for their count.
+void release_after_exit(Block& b, const Kernel& k) {
+  for (int id = 0; id < 16; ++id) {
+    const Barrier& bar = b.bars[id];
+    if (bar.arrived && bar.whole_block && bar.arrived == barrier_needs(b, bar)) release_barrier(b, id, k);
+  }
+}
+
 // Completes the collectives whose remaining lanes have all exited: the parked lanes of one
 // instruction and member mask run it together and move past it.
 void complete_collectives(Exec& x, Warp& w, const Inst* code) {
@@ -325,6 +342,7 @@ uint64_t run_warp(Sched& s, Block& b, Warp& w, uint64_t budget) {
             // non-exited threads of the mask): the collective completes with the lanes there.
             if (w.parked) complete_collectives(x, w, code);
             b.exited_threads += uint32_t(__builtin_popcount(active));
+            release_after_exit(b, s.k);
           }
           const uint32_t rest = mask & ~active;
           for (uint32_t m = rest; m; m &= m - 1) w.pc[__builtin_ctz(m)] = pc + 1;
@@ -430,12 +448,15 @@ uint64_t run_warp(Sched& s, Block& b, Warp& w, uint64_t budget) {
             }
           }
           Barrier& bar = b.bars[id];
-          if (bar.arrived == 0) bar.expected = count;
-          else if (bar.expected != count)
+          if (bar.arrived == 0) {
+            bar.expected = count;
+            bar.whole_block = false;
+          } else if (bar.expected != count)
             x.fail("barrier " + std::to_string(id) + " reached with thread count " +
                        std::to_string(count) + " while " + std::to_string(bar.expected) + " expected",
                    lane0);
           if (san::g_checks) san::bar_arrive(x, uint32_t(id), in.o[2].kind != OK::none ? count : 0, active, in.aux == 1);
+          if (in.o[2].kind == OK::none) bar.whole_block = true;
           bar.arrived += uint32_t(__builtin_popcount(active));
           if (in.aux == 2) {
             for (uint32_t m = active; m; m &= m - 1) {
@@ -456,11 +477,11 @@ uint64_t run_warp(Sched& s, Block& b, Warp& w, uint64_t budget) {
             }
             w.parked |= active;
           }
-          if (bar.arrived > bar.expected)
+          if (bar.arrived > barrier_needs(b, bar))
             x.fail("barrier " + std::to_string(id) + ": more threads arrived (" +
                        std::to_string(bar.arrived) + ") than its count " + std::to_string(bar.expected),
                    lane0);
-          if (bar.arrived == bar.expected) release_barrier(b, int(id), s.k);
+          if (bar.arrived == barrier_needs(b, bar)) release_barrier(b, int(id), s.k);
           regroup = true;
           continue;
         }
@@ -549,7 +570,7 @@ uint64_t run_warp(Sched& s, Block& b, Warp& w, uint64_t budget) {
     if (w.park_bar[lane] >= 0) {
       const Barrier& bar = b.bars[w.park_bar[lane]];
       why = "barrier " + std::to_string(w.park_bar[lane]) + " waits for " +
-            std::to_string(bar.expected) + " threads but only " + std::to_string(bar.arrived) +
+            std::to_string(barrier_needs(b, bar)) + " threads but only " + std::to_string(bar.arrived) +
             " can arrive (" + std::to_string(b.exited_threads) +
             " threads of the block have exited): not every thread reaches the barrier";
     } else {

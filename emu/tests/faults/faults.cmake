@@ -142,14 +142,27 @@ fault_kernel(misaligned_store8 KERNEL k_pack BLOCK "0,0,0" THREAD "0,0,0"
   ERROR cudaErrorMisalignedAddress FIXED)
 
 # --- barriers -----------------------------------------------------------------------------------
+# A barrier without a thread count waits for the threads of the block that have not exited: a
+# branch around it is a deadlock when the threads that skip it wait elsewhere, and undefined
+# (.aligned) when they meet another bar.sync 0.
 fault_kernel(syncthreads_branch KERNEL k_block_sum BLOCK "0,0,0" THREAD "0,0,0"
-  INST "bar\\.sync 0"
-  WHAT "deadlock: barrier 0 waits for 128 threads but only 64 can arrive \\(64 threads of the block have exited\\): not every thread reaches the barrier"
+  INST "(bar|barrier)\\.sync 0"
+  WHAT "barrier 0 of the whole block \\(no thread count, as __syncthreads\\) reached at different instructions: here and by block \\(0,0,0\\) thread \\(96,0,0\\) at '(bar|barrier)\\.sync 0;' at ([^\n]*[ (])?syncthreads_branch\\.cu:@PARTNER@[^0-9]"
+  ERROR cudaErrorIllegalInstruction FIXED)
+fault_kernel(syncthreads_live_warp KERNEL k_produce_consume BLOCK "0,0,0" THREAD "0,0,0"
+  INST "(bar|barrier)\\.sync 0"
+  WHAT "deadlock: barrier 0 waits for 128 threads but only 64 can arrive \\(0 threads of the block have exited\\): not every thread reaches the barrier"
   ERROR cudaErrorLaunchFailure FIXED)
 fault_kernel(bar_count KERNEL k_reverse BLOCK "0,0,0" THREAD "64,0,0"
   INST "bar\\.sync 1, 64"
   WHAT "barrier 1 reached with thread count 64 while 96 expected"
   ERROR cudaErrorIllegalInstruction FIXED)
+# A named barrier's count takes in threads that returned: a barrier with a count waits for its
+# count whoever exits (only one without a count waits for just the threads that have not exited).
+fault_kernel(bar_count_exit KERNEL k_mirror_half BLOCK "0,0,0" THREAD "0,0,0"
+  INST "bar\\.sync 1, "
+  WHAT "deadlock: barrier 1 waits for 128 threads but only 64 can arrive \\(64 threads of the block have exited\\): not every thread reaches the barrier"
+  ERROR cudaErrorLaunchFailure FIXED)
 
 # --- warp collectives ---------------------------------------------------------------------------
 # These kernels call the intrinsics (__shfl_*_sync, __syncwarp, __reduce_add_sync), whose PTX the
