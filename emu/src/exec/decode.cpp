@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <functional>
 #include <set>
+#include <string_view>
 
 #include "exec/metrics.h"
 #include "exec/ops.h"
@@ -311,6 +312,8 @@ void decode_function(Module& m, Kernel& k, const PFunc& f, bool is_entry) {
                decode_cvt(d, p, in) || decode_mem(d, p, in) || decode_warp(d, p, in) ||
                decode_tensor(d, p, in);
         } catch (const std::runtime_error& e) {
+          // A family's own d.fail already names the statement.
+          if (std::string_view(e.what()).starts_with("cannot decode '")) throw;
           d.fail(p, e.what());
         }
         if (!ok) d.fail(p, "instruction not supported by the emulator");

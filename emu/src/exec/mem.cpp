@@ -429,6 +429,10 @@ bool decode_mem(DecodeCtx& d, const PInstr& p, Inst& in) {
       case Type::f16x2: in.fn = h_atom_half<false, true>; break;
       case Type::bf16: in.fn = h_atom_half<true, false>; break;
       case Type::bf16x2: in.fn = h_atom_half<true, true>; break;
+      case Type::b16:  // atom.cas.b16 (sm_70): what atomicCAS on an unsigned short compiles to
+        if (in.aux != a_cas) d.fail(p, "16-bit atomics other than cas");
+        in.fn = h_atom<uint16_t>;
+        break;
       default: d.fail(p, "atomic type");
     }
     return true;

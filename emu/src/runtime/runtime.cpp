@@ -762,13 +762,22 @@ cudaError_t __cudaGetKernel(cudaKernel_t* kernel, const void* func) {
   return st().kernels.count(func) ? cudaSuccess : cudaErrorInvalidDeviceFunction;
 }
 
+// A launch refused for the kernel itself (its PTX cannot be loaded, or holds an instruction the
+// emulator cannot decode) would have run on a GPU, so the program's results are missing: the
+// failure is sticky, like a fault, and the next synchronizing call (every later call) returns
+// it. A bad configuration is not: the runtime returns it once, and so does the hardware.
+static cudaError_t launch_refused(cudaError_t e) {
+  if (e == cudaErrorInvalidPtx || e == cudaErrorInvalidKernelImage) st().sticky = e;
+  return set_error(e);
+}
+
 static cudaError_t launch_common(const void* func, dim3 grid, dim3 block, void** args, size_t smem,
                                  cudaStream_t stream, bool cooperative) {
   EMU_STICKY();
   Node n;
   n.kind = Node::kernel;
   cudaError_t e = prepare(func, grid, block, args, smem, n.launch);
-  if (e != cudaSuccess) return set_error(e);
+  if (e != cudaSuccess) return launch_refused(e);
   n.launch.cooperative = cooperative;
   return set_error(issue(stream, std::move(n)));
 }

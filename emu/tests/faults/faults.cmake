@@ -255,6 +255,11 @@ fault_fixed(double_free)
 gpu100_emu_fault(memcpy_overrun
   "^gpu100 emulator: cudaMemcpy: a device range is not inside one allocation \\(0 bytes into a cudaMalloc allocation of 4000 bytes at 0x[0-9a-f]+, access runs past its end\\)\nmemcpy_overrun: cudaErrorInvalidValue \\(")
 fault_fixed(memcpy_overrun)
+# A kernel the emulator cannot decode: its launch fails, and stickily, so that a program that
+# checks only cudaDeviceSynchronize (or nothing) cannot take the results it never got for zeros.
+gpu100_emu_fault(undecodable
+  "^gpu100 emulator: kernel [^\n]*k_fill_with_mbarrier[^\n]*: cannot decode 'mbarrier\\.init[^']*' in [^\n]*: instruction not supported by the emulator\n(undecodable: [^\n]* returned cudaErrorInvalidPtx\n)+undecodable: cudaErrorInvalidPtx from every call\n")
+fault_fixed(undecodable)
 
 # --- the checks (GPU100_EMU_CHECK): racecheck, initcheck, synccheck, leaks ----------------------
 # Races and uninitialized reads do not stop a kernel: the launch runs to its end, and then the
