@@ -39,6 +39,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -483,9 +484,97 @@ std::vector<gpu100::Cell> jacobi_row(int64_t cells, const gpu100::Measured& mult
   return {gpu100::Cell(static_cast<long long>(cells)), m * 1e3 / steps, c * 1e3 / steps, m / c};
 }
 
-bool both_passed(const std::vector<gpu100::Measured>& rs, size_t a, size_t b) {
-  return rs.size() > std::max(a, b) && rs[a].ran && rs[a].check.pass && rs[b].ran &&
-         rs[b].check.pass;
+bool both_passed(const gpu100::Measured& a, const gpu100::Measured& b) {
+  return a.ran && a.check.pass && b.ran && b.check.pass;
+}
+
+// measure_all's results by the names of the runs.
+using Results = std::map<std::string, gpu100::Measured>;
+Results measure_by_name(gpu100::Context& ctx, const std::vector<gpu100::Measure>& runs) {
+  const auto measured = ctx.measure_all(runs);
+  Results by_name;
+  for (size_t i = 0; i < runs.size(); ++i) by_name[runs[i].name] = measured[i];
+  return by_name;
+}
+
+// The z-score versions at the main size, the table's rows.
+Results zscore_versions(gpu100::Context& ctx, int64_t n) {
+  Zscore z(n, ctx.seed(), ctx.device().sm_count);
+  std::vector<gpu100::Measure> runs;
+  for (const Version& v : kVersions)
+    if (!is_jacobi(v)) runs.push_back(run_of(z, v, 16.0 * double(n), gpu100::Role::version));
+  Results measured = measure_by_name(ctx, runs);
+  ctx.report().note(fmt::format("z-score: grid of {} blocks x {} threads (the resident maximum, "
+                                "capped at n / {}) for every version; mean {:.6f}, rstd {:.6f} "
+                                "(CPU, double)",
+                                z.grid32, kBlock, kBlock, z.ref.mean, z.ref.rstd));
+  return measured;
+}
+
+// The Jacobi versions at the main rod length, the table's rows.
+Results jacobi_versions(gpu100::Context& ctx, int64_t cells, int steps) {
+  Jacobi j(cells, steps, ctx.seed() + 1, ctx.device().sm_count);
+  const double bytes = 8.0 * double(cells) * steps;  // per step: read u, write u'
+  const auto role = gpu100::Role::version;
+  Results measured = measure_by_name(
+      ctx, {run_of(j, kJacobiMulti, bytes, role), run_of(j, kJacobiCooperative, bytes, role)});
+  ctx.report().note(fmt::format("Jacobi: {} steps on {} cells, grid of {} blocks; GB/s count 8 "
+                                "bytes per cell per step, and the rod (2 x {:.1f} MiB) can stay in "
+                                "L2, so rates above the HBM peak are L2 rates",
+                                steps, cells, j.grid, 4.0 * double(cells) / (1 << 20)));
+  return measured;
+}
+
+// Both z-score versions at smaller sizes, each size a fresh problem, checked; the last row is the
+// main size's, from its measurements.
+void zscore_sweep(gpu100::Context& ctx, int64_t n, const Results& main) {
+  const auto point = gpu100::Role::point;
+  const double peak = ctx.device().peak_dram_gbps();
+  gpu100::Table t = zscore_table();
+  gpu100::CheckResult all;
+  const auto below = ctx.quick() ? std::vector<int64_t>{1001}
+                                 : std::vector<int64_t>{1001, 32771, 1048583, 16777259};
+  for (int64_t size : sweep_points(below, n)) {
+    if (size == n) {
+      const auto &multi = main.at(kZscoreMulti.name), &coop = main.at(kZscoreCooperative.name);
+      if (both_passed(multi, coop)) t.add_row(zscore_row(size, multi, coop, peak));
+      continue;
+    }
+    Zscore z(size, ctx.seed() + uint64_t(size), ctx.device().sm_count);
+    const double bytes = 16.0 * double(size);
+    const Results rs = measure_by_name(
+        ctx, {run_of(z, kZscoreMulti, bytes, point), run_of(z, kZscoreCooperative, bytes, point)});
+    const auto &multi = rs.at(kZscoreMulti.name), &coop = rs.at(kZscoreCooperative.name);
+    all = gpu100::combine(all, gpu100::combine(multi.check, coop.check));
+    t.add_row(zscore_row(size, multi, coop, peak));
+  }
+  if (all.checked) ctx.report().add_check("z-score sweep (all sizes, both versions)", all);
+  ctx.report().table(std::move(t));
+}
+
+// Both Jacobi versions on shorter rods, the same way.
+void jacobi_sweep(gpu100::Context& ctx, int64_t cells, int steps, const Results& main) {
+  const auto point = gpu100::Role::point;
+  gpu100::Table t = jacobi_table(steps);
+  gpu100::CheckResult all;
+  const auto below = ctx.quick() ? std::vector<int64_t>{1001}
+                                 : std::vector<int64_t>{1001, 16411, 262147, 4194319};
+  for (int64_t size : sweep_points(below, cells)) {
+    if (size == cells) {
+      const auto &multi = main.at(kJacobiMulti.name), &coop = main.at(kJacobiCooperative.name);
+      if (both_passed(multi, coop)) t.add_row(jacobi_row(size, multi, coop, steps));
+      continue;
+    }
+    Jacobi j(size, steps, ctx.seed() + uint64_t(size), ctx.device().sm_count);
+    const double bytes = 8.0 * double(size) * steps;
+    const Results rs = measure_by_name(
+        ctx, {run_of(j, kJacobiMulti, bytes, point), run_of(j, kJacobiCooperative, bytes, point)});
+    const auto &multi = rs.at(kJacobiMulti.name), &coop = rs.at(kJacobiCooperative.name);
+    all = gpu100::combine(all, gpu100::combine(multi.check, coop.check));
+    t.add_row(jacobi_row(size, multi, coop, steps));
+  }
+  if (all.checked) ctx.report().add_check("Jacobi sweep (all sizes, both versions)", all);
+  ctx.report().table(std::move(t));
 }
 
 }  // namespace
@@ -510,91 +599,28 @@ int main(int argc, char** argv) {
 
   return gpu100::run(cli, argc, argv, [&](gpu100::Context& ctx) {
     auto& report = ctx.report();
-    const auto& dev = ctx.device();
     report.problem("n", double(n));
     report.problem("cells", double(cells));
     report.problem("steps", double(steps));
     report.unit("GB/s");
-    report.limit("dram_gbps", dev.peak_dram_gbps(), "HBM peak");
+    report.limit("dram_gbps", ctx.device().peak_dram_gbps(), "HBM peak");
     // z-score traffic: x read three times, y written once; copy 8n bytes = the same 16n bytes.
     ctx.copy_baseline(size_t(8.0 * double(n)));
-    const double zscore_bytes = 16.0 * double(n);
-    const double jacobi_bytes = 8.0 * double(cells) * steps;  // per step: read u, write u'
 
-    // ---- the versions at the main sizes -------------------------------------------------------
-    std::vector<gpu100::Measured> z_main, j_main;  // in kVersions order, z-score then Jacobi
-    if (ctx.want("multi_launch") || ctx.want("cooperative") || ctx.want("cooperative_tile16")) {
-      Zscore z(n, ctx.seed(), dev.sm_count);
-      std::vector<gpu100::Measure> runs;
-      for (const Version& v : kVersions)
-        if (!is_jacobi(v)) runs.push_back(run_of(z, v, zscore_bytes, gpu100::Role::version));
-      z_main = ctx.measure_all(runs);
-      report.note(fmt::format("z-score: grid of {} blocks x {} threads (the resident maximum, "
-                              "capped at n / {}) for every version; mean {:.6f}, rstd {:.6f} "
-                              "(CPU, double)",
-                              z.grid32, kBlock, kBlock, z.ref.mean, z.ref.rstd));
-    }
-    if (ctx.want("jacobi_multi_launch") || ctx.want("jacobi_cooperative")) {
-      Jacobi j(cells, steps, ctx.seed() + 1, dev.sm_count);
-      const auto role = gpu100::Role::version;
-      j_main = ctx.measure_all({run_of(j, kJacobiMulti, jacobi_bytes, role),
-                                run_of(j, kJacobiCooperative, jacobi_bytes, role)});
-      report.note(fmt::format("Jacobi: {} steps on {} cells, grid of {} blocks; GB/s count 8 bytes "
-                              "per cell per step, and the rod (2 x {:.1f} MiB) can stay in L2, so "
-                              "rates above the HBM peak are L2 rates",
-                              steps, cells, j.grid, 4.0 * double(cells) / (1 << 20)));
-    }
+    Results z_main, j_main;
+    if (ctx.want("multi_launch") || ctx.want("cooperative") || ctx.want("cooperative_tile16"))
+      z_main = zscore_versions(ctx, n);
+    if (ctx.want("jacobi_multi_launch") || ctx.want("jacobi_cooperative"))
+      j_main = jacobi_versions(ctx, cells, steps);
     report.note(
         "grid.sync() = barrier.sync + one atom.add.release.gpu per block on an arrival "
         "counter + a spin on ld.acquire.gpu (see the PTX); it needs "
         "cudaLaunchCooperativeKernel and a grid that is resident all at once");
 
-    // ---- sweeps: the same comparison at smaller sizes, each size checked -----------------------
-    const bool quick = ctx.quick();
-    const double peak = dev.peak_dram_gbps();
-    const auto point = gpu100::Role::point;
-    if (ctx.want("multi_launch") && ctx.want("cooperative")) {
-      gpu100::Table t = zscore_table();
-      gpu100::CheckResult all;
-      for (int64_t size :
-           sweep_points(quick ? std::vector<int64_t>{1001}
-                              : std::vector<int64_t>{1001, 32771, 1048583, 16777259},
-                        n)) {
-        if (size == n) {
-          if (both_passed(z_main, 0, 1)) t.add_row(zscore_row(size, z_main[0], z_main[1], peak));
-          continue;
-        }
-        Zscore z(size, ctx.seed() + uint64_t(size), dev.sm_count);
-        const double bytes = 16.0 * double(size);
-        const auto rs = ctx.measure_all(
-            {run_of(z, kZscoreMulti, bytes, point), run_of(z, kZscoreCooperative, bytes, point)});
-        all = gpu100::combine(all, gpu100::combine(rs[0].check, rs[1].check));
-        t.add_row(zscore_row(size, rs[0], rs[1], peak));
-      }
-      if (all.checked) report.add_check("z-score sweep (all sizes, both versions)", all);
-      report.table(std::move(t));
-    }
-    if (ctx.want("jacobi_multi_launch") && ctx.want("jacobi_cooperative")) {
-      gpu100::Table t = jacobi_table(steps);
-      gpu100::CheckResult all;
-      for (int64_t size :
-           sweep_points(quick ? std::vector<int64_t>{1001}
-                              : std::vector<int64_t>{1001, 16411, 262147, 4194319},
-                        cells)) {
-        if (size == cells) {
-          if (both_passed(j_main, 0, 1)) t.add_row(jacobi_row(size, j_main[0], j_main[1], steps));
-          continue;
-        }
-        Jacobi j(size, steps, ctx.seed() + uint64_t(size), dev.sm_count);
-        const double bytes = 8.0 * double(size) * steps;
-        const auto rs = ctx.measure_all(
-            {run_of(j, kJacobiMulti, bytes, point), run_of(j, kJacobiCooperative, bytes, point)});
-        all = gpu100::combine(all, gpu100::combine(rs[0].check, rs[1].check));
-        t.add_row(jacobi_row(size, rs[0], rs[1], steps));
-      }
-      if (all.checked) report.add_check("Jacobi sweep (all sizes, both versions)", all);
-      report.table(std::move(t));
-    }
+    // The same comparisons at smaller sizes, each size checked.
+    if (ctx.want("multi_launch") && ctx.want("cooperative")) zscore_sweep(ctx, n, z_main);
+    if (ctx.want("jacobi_multi_launch") && ctx.want("jacobi_cooperative"))
+      jacobi_sweep(ctx, cells, steps, j_main);
     report.note(
         "speedup (x) = multi_launch time / cooperative time (same grid, same arithmetic); "
         "us = microseconds per call (z-score) or per step (Jacobi), median of CUDA events "
