@@ -35,6 +35,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -261,6 +262,98 @@ std::unique_ptr<Runner> runner(const Version& v, const Chain& c, int length,
   return r;
 }
 
+// The chain's input and parameters, on the host and the device, and the streams every run uses.
+struct Setup {
+  Setup(int64_t n, uint64_t seed)
+      : input(chain_input(n, seed)),
+        params(chain_params(seed)),
+        d_in(input),
+        d_x(input.size()),
+        d_params(params),
+        chain{d_in.data(), d_x.data(), int(n), gpu100::grid_for(n, kBlock), &params} {
+    // Lazy loading (the default since CUDA 12.2) loads a kernel at its first launch. Launch the
+    // step once here, so that the first capture (e.g. --kernel graph_update alone) never has to
+    // load a module in the middle of a capture, which drivers before 12.3 reject.
+    chain.launch_eager(stream.get(), 1, 0);
+    CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+  }
+  Setup(const Setup&) = delete;  // chain points into this object
+  Setup& operator=(const Setup&) = delete;
+
+  static std::vector<uint32_t> chain_input(int64_t n, uint64_t seed) {
+    std::vector<uint32_t> input(static_cast<size_t>(n));
+    for (size_t i = 0; i < input.size(); ++i)
+      input[i] = uint32_t(gpu100::mix64(seed * 0x9E3779B97F4A7C15ull + i) >> 32);
+    return input;
+  }
+  static std::vector<StepParams> chain_params(uint64_t seed) {
+    std::vector<StepParams> params(size_t(kVariants * kMaxChain));
+    for (size_t k = 0; k < params.size(); ++k) {
+      const uint64_t r = gpu100::mix64((seed + 0x5EED) * 0xD1B54A32D192ED03ull + k);
+      params[k] = {uint32_t(r) | 1u, uint32_t(r >> 32)};
+    }
+    return params;
+  }
+
+  std::vector<uint32_t> input;
+  std::vector<StepParams> params;
+  gpu100::DeviceBuffer<uint32_t> d_in, d_x;
+  gpu100::DeviceBuffer<StepParams> d_params;
+  Stream stream, capture_stream;
+  Chain chain;
+};
+
+// The CPU chain's result with each parameter set.
+using References = std::array<std::vector<uint32_t>, kVariants>;
+
+// One run of a version at one chain length, checked against the CPU chain of the parameter set
+// its checked run uses, timed from an idle stream.
+gpu100::Measure measure_run(std::string name, const Version& v, const Runner& r, int length,
+                            gpu100::Role role, Setup& setup, const References& refs) {
+  return {.name = std::move(name),
+          .kernel = v.name,
+          .launch = [&r](cudaStream_t s) { r.run(s); },
+          .reset = [&setup] { setup.d_x.poison(); },
+          .check =
+              [&setup, &r, &refs] {
+                return gpu100::compare_exact(setup.d_x.download(), refs[r.check_variant]);
+              },
+          .rate = [length](double ms) { return double(length) / (ms * 1e3); },  // kernels/us
+          .role = role,
+          .flush_l2 = false,
+          .stream = setup.stream.get(),
+          .idle_start = true};
+}
+
+// Every selected version at one chain length; at --chain they are the main table's rows, and
+// eager is the baseline too. Returns each version's measurement by its name (the baseline is in
+// the report).
+using Results = std::map<std::string, gpu100::Measured>;
+Results measure_length(gpu100::Context& ctx, Setup& setup, int length, bool main_point,
+                       const std::vector<const Version*>& selected) {
+  const References refs = {cpu_chain(setup.input, setup.chain, length, 0),
+                           cpu_chain(setup.input, setup.chain, length, 1)};
+  std::vector<std::unique_ptr<Runner>> runners;
+  std::vector<gpu100::Measure> runs;
+  auto add = [&](const Version& v, std::string name, gpu100::Role role) {
+    runners.push_back(
+        runner(v, setup.chain, length, setup.capture_stream.get(), setup.d_params.data()));
+    runs.push_back(measure_run(std::move(name), v, *runners.back(), length, role, setup, refs));
+  };
+  if (main_point && ctx.want("eager")) add(kVersions[0], "eager", gpu100::Role::baseline);
+  for (const Version* v : selected) {
+    if (main_point)
+      add(*v, v->name, gpu100::Role::version);
+    else
+      add(*v, fmt::format("{} chain {}", v->name, length), gpu100::Role::point);
+  }
+  const std::vector<gpu100::Measured> measured = ctx.measure_all(runs);
+  Results by_version;
+  for (size_t i = 0; i < runs.size(); ++i)
+    if (runs[i].role != gpu100::Role::baseline) by_version[runs[i].kernel] = measured[i];
+  return by_version;
+}
+
 // ---- analysis -----------------------------------------------------------------------------------
 using Clock = std::chrono::steady_clock;
 double ms_since(Clock::time_point t0) {
@@ -358,6 +451,40 @@ gpu100::Table per_kernel_table(int length) {
           {}};
 }
 
+// The sweep's rows (us per kernel of every version at every length), the main length's rows
+// per version, and the checks of every point.
+struct SweepTables {
+  SweepTables(const std::vector<const Version*>& selected_, int length_main_)
+      : selected(selected_),
+        length_main(length_main_),
+        sweep(sweep_table(selected_)),
+        per_kernel(per_kernel_table(length_main_)) {}
+
+  void add(int length, const Results& by_version) {
+    std::vector<gpu100::Cell> row = {length};
+    for (const Version* v : selected) {
+      const gpu100::Measured& r = by_version.at(v->name);
+      check = gpu100::combine(check, r.check);
+      const double us_per = r.time.median_ms * 1e3 / length;
+      row.push_back(r.check.pass ? gpu100::Cell(us_per) : gpu100::Cell("FAIL"));
+      if (length != length_main) continue;
+      wall_chain_us[v->name] = r.wall.median_ms * 1e3;
+      const auto eager = by_version.find("eager");
+      const double eager_us =
+          eager != by_version.end() ? eager->second.time.median_ms * 1e3 / length : 0.0;
+      per_kernel.add_row({v->name, us_per, r.wall.median_ms * 1e3 / length,
+                          eager_us > 0 ? gpu100::Cell(eager_us / us_per) : gpu100::Cell("-")});
+    }
+    sweep.add_row(std::move(row));
+  }
+
+  std::vector<const Version*> selected;
+  int length_main;
+  gpu100::Table sweep, per_kernel;
+  gpu100::CheckResult check;  // unchecked until the first point is combined into it
+  std::map<std::string, double> wall_chain_us;  // at the main length: launch + sync, whole chain
+};
+
 // Chain lengths of the sweep: powers of two (of four with --quick) up to --chain, and --chain.
 std::set<int> sweep_lengths(int chain, bool quick) {
   std::set<int> lengths = {chain};
@@ -385,94 +512,24 @@ int main(int argc, char** argv) {
     report.problem("n", double(n));
     report.unit("Mkernels/s");
     const int length_main = int(chain);
-
-    std::vector<uint32_t> input(static_cast<size_t>(n));
-    for (size_t i = 0; i < input.size(); ++i)
-      input[i] = uint32_t(gpu100::mix64(ctx.seed() * 0x9E3779B97F4A7C15ull + i) >> 32);
-    std::vector<StepParams> params(size_t(kVariants * kMaxChain));
-    for (size_t k = 0; k < params.size(); ++k) {
-      const uint64_t r = gpu100::mix64((ctx.seed() + 0x5EED) * 0xD1B54A32D192ED03ull + k);
-      params[k] = {uint32_t(r) | 1u, uint32_t(r >> 32)};
-    }
-    gpu100::DeviceBuffer<uint32_t> d_in(input), d_x(input.size());
-    gpu100::DeviceBuffer<StepParams> d_params(params);
-    Stream stream, capture_stream;
-    const Chain c{d_in.data(), d_x.data(), int(n), gpu100::grid_for(n, kBlock), &params};
-    // Lazy loading (the default since CUDA 12.2) loads a kernel at its first launch. Launch the
-    // step once here, so that the first capture (e.g. --kernel graph_update alone) never has to
-    // load a module in the middle of a capture, which drivers before 12.3 reject.
-    c.launch_eager(stream.get(), 1, 0);
-    CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+    Setup setup(n, ctx.seed());
 
     std::vector<const Version*> selected;
     for (const Version& v : kVersions)
       if (ctx.want(v.name)) selected.push_back(&v);
-    gpu100::Table sweep = sweep_table(selected);
-    gpu100::Table per_kernel = per_kernel_table(length_main);
+    SweepTables tables(selected, length_main);
+    for (int length : sweep_lengths(length_main, ctx.quick()))
+      tables.add(length, measure_length(ctx, setup, length, length == length_main, selected));
+    report.add_check("chain-length sweep (every point, every version)", tables.check);
+    report.table(std::move(tables.sweep));
+    report.table(std::move(tables.per_kernel));
 
-    gpu100::CheckResult sweep_check;  // unchecked until the first point is combined into it
-    std::map<std::string, double> wall_chain_us;  // at the main length: launch + sync, whole chain
-    for (int length : sweep_lengths(length_main, ctx.quick())) {
-      const bool main_point = length == length_main;
-      const auto ref0 = cpu_chain(input, c, length, 0);
-      const auto ref1 = cpu_chain(input, c, length, 1);
-      // Every selected version at this length; at --chain they are the main table's rows, and
-      // eager is the baseline too.
-      std::vector<std::unique_ptr<Runner>> runners;
-      std::vector<gpu100::Measure> runs;
-      auto run = [&](std::string name, const Runner* r, gpu100::Role role) {
-        return gpu100::Measure{
-            .name = std::move(name),
-            .launch = [r](cudaStream_t s) { r->run(s); },
-            .reset = [&] { d_x.poison(); },
-            .check =
-                [&, r] {
-                  return gpu100::compare_exact(d_x.download(), r->check_variant ? ref1 : ref0);
-                },
-            .rate = [length](double ms) { return double(length) / (ms * 1e3); },  // kernels/us
-            .role = role,
-            .flush_l2 = false,
-            .stream = stream.get(),
-            .idle_start = true};
-      };
-      for (const Version* v : selected) {
-        runners.push_back(runner(*v, c, length, capture_stream.get(), d_params.data()));
-        runs.push_back(run(main_point ? v->name : fmt::format("{} chain {}", v->name, length),
-                           runners.back().get(),
-                           main_point ? gpu100::Role::version : gpu100::Role::point));
-      }
-      if (main_point && ctx.want("eager")) {
-        runners.push_back(runner(kVersions[0], c, length, capture_stream.get(), d_params.data()));
-        runs.insert(runs.begin(), run("eager", runners.back().get(), gpu100::Role::baseline));
-      }
-      std::vector<gpu100::Measured> rs = ctx.measure_all(runs);
-      if (main_point && ctx.want("eager")) rs.erase(rs.begin());  // the baseline
-
-      std::vector<gpu100::Cell> row = {length};
-      for (size_t j = 0; j < selected.size(); ++j) {
-        const gpu100::Measured& r = rs[j];
-        sweep_check = gpu100::combine(sweep_check, r.check);
-        const double us_per = r.time.median_ms * 1e3 / length;
-        row.push_back(r.check.pass ? gpu100::Cell(us_per) : gpu100::Cell("FAIL"));
-        if (!main_point) continue;
-        wall_chain_us[selected[j]->name] = r.wall.median_ms * 1e3;
-        const double eager_us = selected[0]->kind == Kind::eager
-                                    ? rs[0].time.median_ms * 1e3 / length
-                                    : 0.0;
-        per_kernel.add_row({selected[j]->name, us_per, r.wall.median_ms * 1e3 / length,
-                            eager_us > 0 ? gpu100::Cell(eager_us / us_per) : gpu100::Cell("-")});
-      }
-      sweep.add_row(std::move(row));
-    }
-    report.add_check("chain-length sweep (every point, every version)", sweep_check);
-    report.table(std::move(sweep));
-    report.table(std::move(per_kernel));
-
-    OneOff once = one_off_costs(c, capture_stream.get(), stream.get(), length_main,
-                                ctx.cli().iters());
-    if (wall_chain_us.count("eager") && wall_chain_us.count("graph"))
-      report.note(payback_note(once.capture_us + once.instantiate_us, wall_chain_us["eager"],
-                               wall_chain_us["graph"]));
+    OneOff once = one_off_costs(setup.chain, setup.capture_stream.get(), setup.stream.get(),
+                                length_main, ctx.cli().iters());
+    const auto& wall_us = tables.wall_chain_us;
+    if (wall_us.count("eager") && wall_us.count("graph"))
+      report.note(payback_note(once.capture_us + once.instantiate_us, wall_us.at("eager"),
+                               wall_us.at("graph")));
     report.table(std::move(once.table));
     report.note("Mkernels/s = kernels of the chain per microsecond of GPU time; the floor is "
                 "'fused' (the chain's arithmetic with no launch between steps), the baseline eager "
