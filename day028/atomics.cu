@@ -37,6 +37,7 @@
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -383,52 +384,123 @@ Run run_of(const Version& v, uint32_t a, bool counted, Counters& c, int64_t n, U
 }
 
 // ---- analysis -----------------------------------------------------------------------------------
-// The CPU results at one A, computed when a version first needs them.
-class References {
- public:
-  References(int64_t n, Updates up) : adds_(size_t(n)), values_(size_t(n)), scores_(size_t(n)) {
-    for (size_t i = 0; i < adds_.size(); ++i) {
-      adds_[i] = up.add(uint32_t(i));
-      values_[i] = up.value(uint32_t(i));
-      scores_[i] = up.score(uint32_t(i));
+// Every update's addend, value and score, on the host.
+struct HostUpdates {
+  HostUpdates(int64_t n, Updates up) : adds(size_t(n)), values(size_t(n)), scores(size_t(n)) {
+    for (size_t i = 0; i < adds.size(); ++i) {
+      adds[i] = up.add(uint32_t(i));
+      values[i] = up.value(uint32_t(i));
+      scores[i] = up.score(uint32_t(i));
     }
   }
-  // The counters of `op` after the updates at a counters, compared with the CPU's.
-  gpu100::CheckResult check(Op op, uint32_t a, const Counters& c) {
-    if (a_ != a) {
-      a_ = a;
-      sums_.clear();
-      maxima_.clear();
-      argmax_.clear();
-    }
-    switch (op) {
-      case Op::kSum:
-        if (sums_.empty()) sums_ = cpu_sums(adds_, a);
-        return compare(c.sums, sums_);
-      case Op::kMax:
-        if (maxima_.empty()) maxima_ = cpu_maxima(values_, a);
-        return compare(c.maxima, maxima_);
-      default:
-        if (argmax_.empty()) argmax_ = cpu_argmax(scores_, a);
-        return compare(c.argmax, argmax_);
-    }
-  }
-
- private:
-  template <class T>
-  static gpu100::CheckResult compare(const gpu100::DeviceBuffer<T>& d,
-                                     const std::vector<T>& ref) {
-    std::vector<T> got(ref.size());
-    d.download(got.data(), got.size());
-    return gpu100::compare_exact(got, ref);
-  }
-  std::vector<uint32_t> adds_;
-  std::vector<float> values_, scores_;
-  uint32_t a_ = 0;
-  std::vector<unsigned> sums_;
-  std::vector<float> maxima_;
-  std::vector<unsigned long long> argmax_;
+  std::vector<uint32_t> adds;
+  std::vector<float> values, scores;
 };
+
+// The CPU's counters at one A, for the ops of the versions measured there (the others empty).
+struct Expected {
+  std::vector<unsigned> sums;
+  std::vector<float> maxima;
+  std::vector<unsigned long long> argmax;
+};
+
+Expected expected_at(const HostUpdates& h, uint32_t a,
+                     const std::vector<const Version*>& versions) {
+  Expected e;
+  for (const Version* v : versions) {
+    if (v->op == Op::kSum && e.sums.empty()) e.sums = cpu_sums(h.adds, a);
+    if (v->op == Op::kMax && e.maxima.empty()) e.maxima = cpu_maxima(h.values, a);
+    if (v->op == Op::kArgmax && e.argmax.empty()) e.argmax = cpu_argmax(h.scores, a);
+  }
+  return e;
+}
+
+// The first want.size() counters on the device, exactly.
+template <class T>
+gpu100::CheckResult compare_counters(const gpu100::DeviceBuffer<T>& d, const std::vector<T>& want) {
+  std::vector<T> got(want.size());
+  d.download(got.data(), got.size());
+  return gpu100::compare_exact(got, want);
+}
+
+// The counters of `op` after the updates, compared with the CPU's.
+gpu100::CheckResult check_counters(Op op, const Counters& c, const Expected& e) {
+  switch (op) {
+    case Op::kSum:
+      return compare_counters(c.sums, e.sums);
+    case Op::kMax:
+      return compare_counters(c.maxima, e.maxima);
+    default:
+      return compare_counters(c.argmax, e.argmax);
+  }
+}
+
+// What every run shares: the updates, on the device (a key) and the host, and the counters.
+struct Problem {
+  int64_t n;
+  Updates up;
+  HostUpdates host;
+  Counters counters;
+};
+
+// Version v at a counters: the reset untimed before every run, the updates timed, checked
+// exactly. A point whose checked run is slow is timed over fewer repeats, so that no contention
+// level can stretch the run into minutes.
+gpu100::Measure measure_updates(std::string name, const Version& v, uint32_t a, gpu100::Role role,
+                                Problem& p, const Expected& expected) {
+  const Run run = run_of(v, a, false, p.counters, p.n, p.up);
+  return {.name = std::move(name),
+          .launch = run.updates,
+          .reset = [&p, op = v.op] { p.counters.poison(op); },
+          .check = [&p, &expected, op = v.op] { return check_counters(op, p.counters, expected); },
+          .rate = [n = p.n](double ms) { return ms > 0 ? double(n) / (ms * 1e6) : 0.0; },
+          .role = role,
+          .flush_l2 = false,  // the reset has just rewritten every counter: the same start state
+          .prepare = run.reset,
+          .max_timed_ms = 1000};
+}
+
+// The instrumented copy of a CAS version: its count of atomicCAS calls in the checked run (the
+// timed runs add to it afterwards, so the check reads it), per update; its result is checked too.
+struct Counted {
+  gpu100::CheckResult check;
+  double cas_per_update = -1;
+};
+
+Counted measure_counted(gpu100::Context& ctx, const Version& v, uint32_t a, Problem& p,
+                        const Expected& expected) {
+  gpu100::Measure m = measure_updates(fmt::format("{} counted, A = {}", v.name, a), v, a,
+                                      gpu100::Role::point, p, expected);
+  m.launch = run_of(v, a, true, p.counters, p.n, p.up).updates;
+  m.reset = [&p, op = v.op] {
+    p.counters.poison(op);
+    p.counters.cas.zero();
+  };
+  Counted counted;
+  m.check = [&p, &expected, &counted, op = v.op] {
+    counted.cas_per_update = double(p.counters.cas.download()[0]) / double(p.n);
+    return check_counters(op, p.counters, expected);
+  };
+  counted.check = ctx.measure(m).check;
+  return counted;
+}
+
+// The baseline: plain atomicAdd with one counter per update (A = n), checked like every point.
+gpu100::Measured measure_baseline(gpu100::Context& ctx, Problem& p) {
+  const uint32_t a = uint32_t(p.n);
+  const Expected expected = expected_at(p.host, a, {&kVersions[0]});
+  return ctx.measure(
+      measure_updates("atomic_add, A = n", kVersions[0], a, gpu100::Role::baseline, p, expected));
+}
+
+// measure_all's results by the names of the runs.
+using Results = std::map<std::string, gpu100::Measured>;
+Results measure_by_name(gpu100::Context& ctx, const std::vector<gpu100::Measure>& runs) {
+  const auto measured = ctx.measure_all(runs);
+  Results by_name;
+  for (size_t i = 0; i < runs.size(); ++i) by_name[runs[i].name] = measured[i];
+  return by_name;
+}
 
 // Sweep points: powers of 2 where a warp's lanes share counters (A < 32), then every factor of 8,
 // then n; --quick uses odd counts (uneven groups in a warp) and both sides of the shared
@@ -458,22 +530,52 @@ gpu100::Table sweep_table(const std::vector<const Version*>& selected) {
 
 // One point's row: rates (FAIL where the check failed), then the % and CAS/update columns.
 std::vector<gpu100::Cell> sweep_row(int64_t a, const std::vector<const Version*>& selected,
-                                    const std::vector<gpu100::Measured>& rs,
-                                    const std::vector<double>& cas_per_update,
+                                    const Results& rs,
+                                    const std::map<std::string, double>& cas_per_update,
                                     double uncontended_rate) {
   std::vector<gpu100::Cell> row = {a}, cas;
-  for (size_t j = 0; j < selected.size(); ++j) {
-    const bool pass = rs[j].check.pass;
-    row.push_back(pass ? gpu100::Cell(rs[j].rate) : gpu100::Cell("FAIL"));
-    if (selected[j]->op != Op::kSum)
-      cas.push_back(pass ? gpu100::Cell(cas_per_update[j]) : gpu100::Cell("FAIL"));
+  for (const Version* v : selected) {
+    const gpu100::Measured& r = rs.at(v->name);
+    row.push_back(r.check.pass ? gpu100::Cell(r.rate) : gpu100::Cell("FAIL"));
+    if (v->op != Op::kSum)
+      cas.push_back(r.check.pass ? gpu100::Cell(cas_per_update.at(v->name)) : gpu100::Cell("FAIL"));
   }
-  if (selected.size() && selected[0] == &kVersions[0]) {
-    const double plain = rs[0].check.pass ? rs[0].rate : 0.0;
-    row.push_back(uncontended_rate > 0 ? 100.0 * plain / uncontended_rate : 0.0);
+  if (const auto plain = rs.find(kVersions[0].name); plain != rs.end()) {
+    const double rate = plain->second.check.pass ? plain->second.rate : 0.0;
+    row.push_back(uncontended_rate > 0 ? 100.0 * rate / uncontended_rate : 0.0);
   }
   row.insert(row.end(), cas.begin(), cas.end());
   return row;
+}
+
+// One point of the sweep: every selected version at a counters (at --addresses the main table's
+// rows), then the CAS versions' instrumented copies; adds the point's row. Returns its checks.
+gpu100::CheckResult sweep_point(gpu100::Context& ctx, Problem& p, int64_t a64, int64_t addresses,
+                                const std::vector<const Version*>& selected,
+                                const gpu100::Measured& uncontended, gpu100::Table& sweep) {
+  const uint32_t a = uint32_t(a64);
+  const auto role = a64 == addresses ? gpu100::Role::version : gpu100::Role::point;
+  const Expected expected = expected_at(p.host, a, selected);
+  // atomic_add at A = n is the baseline, already measured (unless it is a row too).
+  const Version* plain = &kVersions[0];
+  const bool reuse = ctx.want(plain->name) && a64 == p.n && role == gpu100::Role::point;
+  std::vector<gpu100::Measure> runs;
+  for (const Version* v : selected)
+    if (!(reuse && v == plain)) runs.push_back(measure_updates(v->name, *v, a, role, p, expected));
+  Results rs = measure_by_name(ctx, runs);
+  if (reuse) rs[plain->name] = uncontended;
+
+  gpu100::CheckResult check;
+  std::map<std::string, double> cas_per_update;
+  for (const Version* v : selected) {
+    if (!(reuse && v == plain)) check = gpu100::combine(check, rs.at(v->name).check);
+    if (v->op == Op::kSum) continue;
+    const Counted counted = measure_counted(ctx, *v, a, p, expected);
+    check = gpu100::combine(check, counted.check);
+    cas_per_update[v->name] = counted.cas_per_update;
+  }
+  sweep.add_row(sweep_row(a64, selected, rs, cas_per_update, uncontended.rate));
+  return check;
 }
 
 // Where the uncontended rate comes from: the L2's atomic units, or HBM when the counters spill.
@@ -517,72 +619,17 @@ int main(int argc, char** argv) {
     report.unit("Gatomic/s");
 
     const Updates up{uint32_t(gpu100::mix64(ctx.seed() ^ 0xA70Bull))};
-    References ref(n, up);
-    Counters counters{size_t(n)};
-
-    // Version v at a counters: the reset untimed before every run, the updates timed, checked
-    // exactly. A point whose checked run is slow is timed over fewer repeats, so that no
-    // contention level can stretch the run into minutes.
-    auto updates = [&](std::string name, const Version& v, uint32_t a, gpu100::Role role) {
-      const Run run = run_of(v, a, false, counters, n, up);
-      return gpu100::Measure{
-          .name = std::move(name),
-          .launch = run.updates,
-          .reset = [&, op = v.op] { counters.poison(op); },
-          .check = [&, op = v.op, a] { return ref.check(op, a, counters); },
-          .rate = [&](double ms) { return ms > 0 ? double(n) / (ms * 1e6) : 0.0; },
-          .role = role,
-          .flush_l2 = false,  // the reset has just rewritten every counter: the same start state
-          .prepare = run.reset,
-          .max_timed_ms = 1000};
-    };
-    // The instrumented copy of a CAS version: its count of atomicCAS calls in the checked run
-    // (the timed runs add to it afterwards), per update; its result is checked too.
-    auto counted = [&](const Version& v, uint32_t a, double& cas_per_update) {
-      gpu100::Measure m = updates(fmt::format("{} counted, A = {}", v.name, a), v, a,
-                                  gpu100::Role::point);
-      const Run run = run_of(v, a, true, counters, n, up);
-      m.launch = run.updates;
-      m.reset = [&, op = v.op] {
-        counters.poison(op);
-        counters.cas.zero();
-      };
-      m.check = [&, op = v.op, a] {
-        cas_per_update = double(counters.cas.download()[0]) / double(n);
-        return ref.check(op, a, counters);
-      };
-      return ctx.measure(m).check;
-    };
-
-    // The baseline: plain atomicAdd with one counter per update, checked like every point.
-    const gpu100::Measured uncontended = ctx.measure(
-        updates("atomic_add, A = n", kVersions[0], uint32_t(n), gpu100::Role::baseline));
+    Problem p{n, up, HostUpdates(n, up), Counters{size_t(n)}};
+    const gpu100::Measured uncontended = measure_baseline(ctx, p);
     gpu100::CheckResult sweep_check = uncontended.check;
 
     std::vector<const Version*> selected;
     for (const auto& v : kVersions)
       if (ctx.want(v.name)) selected.push_back(&v);
     gpu100::Table sweep = sweep_table(selected);
-    for (int64_t a64 : sweep_points(n, addresses, ctx.quick())) {
-      const uint32_t a = uint32_t(a64);
-      // At --addresses the versions are the main table's rows; elsewhere points of the sweep.
-      const auto role = a64 == addresses ? gpu100::Role::version : gpu100::Role::point;
-      std::vector<gpu100::Measure> runs;
-      for (const Version* v : selected) runs.push_back(updates(v->name, *v, a, role));
-      // atomic_add at A = n is the baseline, already measured (unless it is a row too).
-      const bool reuse = !selected.empty() && selected[0] == &kVersions[0] && a64 == n &&
-                         role == gpu100::Role::point;
-      if (reuse) runs.erase(runs.begin());
-      std::vector<gpu100::Measured> rs = ctx.measure_all(runs);
-      if (reuse) rs.insert(rs.begin(), uncontended);
-      std::vector<double> cas(selected.size(), -1.0);
-      for (size_t j = 0; j < selected.size(); ++j) {
-        if (!(reuse && j == 0)) sweep_check = gpu100::combine(sweep_check, rs[j].check);
-        if (selected[j]->op != Op::kSum)
-          sweep_check = gpu100::combine(sweep_check, counted(*selected[j], a, cas[j]));
-      }
-      sweep.add_row(sweep_row(a64, selected, rs, cas, uncontended.rate));
-    }
+    for (int64_t a : sweep_points(n, addresses, ctx.quick()))
+      sweep_check = gpu100::combine(
+          sweep_check, sweep_point(ctx, p, a, addresses, selected, uncontended, sweep));
     report.add_check("contention sweep (every point, every version, baseline)", sweep_check);
 
     report.note(fmt::format(
