@@ -632,6 +632,10 @@ class Parser {
         parse_number(take().text, v, f);
         o.ival += neg ? -v : v;
       }
+      if (is(",")) {  // texture and surface operands: [handle, {coordinates}]
+        ++p_;
+        o.elems.push_back(operand());
+      }
       expect("]");
       return o;
     }

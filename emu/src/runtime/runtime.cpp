@@ -1966,3 +1966,10 @@ extern "C" void gpu100_emu_metrics_reset_peak(void) {
   EMU_API_LOCK();
   metrics::reset_peak();
 }
+
+// The runtime's state as its other files (runtime/texture.cpp) reach it.
+namespace emu::runtime {
+std::recursive_mutex& api_lock() { return api_mutex(); }
+cudaError_t sticky_error() { return st().sticky; }
+cudaError_t set_last_error(cudaError_t e) { return set_error(e); }
+}  // namespace emu::runtime

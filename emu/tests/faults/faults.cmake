@@ -359,3 +359,8 @@ set_target_properties(fault_race_cas_seed PROPERTIES CUDA_ARCHITECTURES 80)
 fault_check(race_fence_early KERNEL k_sum BLOCK "4,0,0" THREAD "0,0,0"
   INST "ld\\.global\\.[bsu]32 "
   WHAT "race on global memory at address 0x[0-9a-f]+ \\(0 bytes into a cudaMalloc allocation of 640 bytes at 0x[0-9a-f]+\\): this read of 4 bytes and an earlier write by block \\(0,0,0\\) thread \\(1,0,0\\), 'st\\.global\\.[bsu]32 [^']*' at ([^\n]*[ (])?race_fence_early\\.cu:@PARTNER@([^0-9,][^,]*)?, ${unordered}: this thread acquired a release by that block, but one that began before the write was ordered into it \\(a fence and a later strong write of one thread release what precedes the fence in that thread, or was ordered before it by a barrier: a writer's own fence before the barrier that precedes another thread's atomic releases nothing; fence in the thread that does the atomic, after the barrier\\)")
+# --- textures -----------------------------------------------------------------------------------
+fault_kernel(texture_destroyed KERNEL k_copy BLOCK "0,0,0" THREAD "0,0,0"
+  INST "tex\\.1d\\.v4\\.f32\\.s32 "
+  WHAT "texture object [0-9]+ was destroyed \\(cudaDestroyTextureObject\\) before this use"
+  ERROR cudaErrorIllegalAddress FIXED)
