@@ -621,23 +621,29 @@ __attribute__((noinline, cold)) void hold(Ctx& c, bool shared, uint32_t reader, 
   auto [at, fresh] = L.held_index.try_emplace(key, uint32_t(L.held_findings.size()));
   if (fresh)
     L.held_findings.push_back({key, race_text(c, shared, prev_block, prev_t, prev_pc, prev_name, kUnchecked)});
+  const uint32_t index = at->second;
+  auto report_now = [&] { note(std::get<0>(key), prev_pc, c.pc, [&] { return L.held_findings[index].text; }); };
   const uint8_t* mem = shared ? c.x->b->shared.data() + c.addr : reinterpret_cast<const uint8_t*>(c.addr);
   uint64_t value = 0;
   std::memcpy(&value, mem, c.size);
-  std::vector<HeldRead>& reads = L.held[{location(c, shared), reader}];
+  // Bounded: a thread reading many values and checking none, or a launch with very many such
+  // reads, has the rest reported at once.
+  const std::pair<uint64_t, uint32_t> where{location(c, shared), reader};
+  auto w = L.held.find(where);
+  if (w == L.held.end()) {
+    if (L.held.size() >= (1u << 18)) return report_now();
+    w = L.held.emplace(where, std::vector<HeldRead>{}).first;
+  }
+  std::vector<HeldRead>& reads = w->second;
   auto r = std::find_if(reads.begin(), reads.end(),
                         [&](const HeldRead& h) { return h.size == c.size && h.value == value; });
   if (r == reads.end()) {
-    if (reads.size() == 8) {  // a thread reading many values and checking none: no more held
-      const HeldFinding& f = L.held_findings[at->second];
-      note(std::get<0>(key), prev_pc, c.pc, [&] { return f.text; });
-      return;
-    }
+    if (reads.size() == 8) return report_now();
     r = reads.insert(reads.end(), HeldRead{c.size, value, {}});
   }
-  for (auto& [index, n] : r->findings)
-    if (index == at->second) return void(++n);
-  r->findings.push_back({at->second, 1});
+  for (auto& [i, n] : r->findings)
+    if (i == index) return void(++n);
+  r->findings.push_back({index, 1});
 }
 
 // A CAS of thread `reader` on the location of `c` comparing against `compare`: the held reads of
