@@ -4,7 +4,7 @@
     scripts/figures.py [--out DIR]                  draw every figure into DIR (docs/figures)
     scripts/figures.py --check [--out DIR]          also check the models (exit 1 on a mismatch)
     scripts/figures.py --check --emulator BIN_DIR   and compare them with emulated runs of
-                                                    BIN_DIR/day001, day025 and day026
+                                                    BIN_DIR/day001, day007, day025 and day026
 
 Every figure is drawn from a model computed here, never from numbers typed into the picture:
 addresses -> 32-byte sectors, word index -> bank -> wavefronts, lanes -> branch paths,
@@ -444,7 +444,7 @@ def bank_colours(plt):
     return [cmap(i % 20) if i < 20 else plt.get_cmap("tab20b")(i - 20) for i in range(BANKS)]
 
 
-def fig_grid_block_warp(plt, ax_unused=None):
+def fig_grid_block_warp(plt):
     n, block = 4099, 256  # day001's README example size: the last warp is partly empty
     blocks = -(-n // block)
     warps = -(-n // WARP)
