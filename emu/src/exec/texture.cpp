@@ -1,5 +1,5 @@
 // Texture and surface instructions on bindless objects: tex (1d, 2d, 3d, a1d, a2d; f32 or s32
-// coordinates), txq, suld.b, sust.b and suq, and the registry of live objects.
+// coordinates), tld4 (2d), txq, suld.b, sust.b and suq, and the registry of live objects.
 //
 // Texture fetching follows the CUDA Programming Guide's appendix on it: normalized coordinates
 // are scaled by the size, point sampling reads T[floor(x)], linear filtering reads T[i] and
@@ -234,6 +234,35 @@ void h_tex(Exec& x, const Inst& in, uint32_t m) {
   EMU_END_LANES
 }
 
+// tld4 (tex2Dgather): one component of the four texels a bilinear fetch at the coordinates
+// would blend, placed counter-clockwise from the lower left (the PTX ISA): (i, j+1), (i+1, j+1),
+// (i+1, j), (i, j). in.aux the component, in.type the result type.
+void h_tld4(Exec& x, const Inst& in, uint32_t m) {
+  EMU_FOR_LANES(m)
+    const Object& o = object_of(x, x.val(in.o[1], lane), false, lane);
+    const tex::Image& img = o.img;
+    if (img.dims != 2 || img.layers)
+      x.fail_with(700, "a tld4.2d gather from a texture object that is not two-dimensional", lane);
+    Object footprint = o;
+    footprint.linear_filter = true;
+    const Taps tx = axis_taps(footprint, 0, img.width, false, x.val(x.vec(in.o[2], 0), lane));
+    const Taps ty = axis_taps(footprint, 1, img.height, false, x.val(x.vec(in.o[2], 1), lane));
+    const int order[4][2] = {{0, 1}, {1, 1}, {1, 0}, {0, 0}};
+    for (int k = 0; k < 4; ++k) {
+      const int a = order[k][0], b = order[k][1];
+      double v[4] = {0, 0, 0, 0};
+      if (tx.valid[a] && ty.valid[b])
+        read_texel(x, o, img.base + uint64_t(tx.i[a]) * img.fmt.texel_bytes() + uint64_t(ty.i[b]) * img.pitch, lane, v);
+      else
+        for (int c = 0; c < 4; ++c) v[c] = o.border[c];
+      const double r = in.aux < img.fmt.channels ? v[in.aux] : 0;
+      const Operand& d = x.vec(in.o[0], k);
+      if (d.kind == OK::sink) continue;
+      x.set(d, lane, in.type == Type::f32 ? bits_of(float(r)) : uint64_t(uint32_t(int64_t(r))));
+    }
+  EMU_END_LANES
+}
+
 // txq / suq: in.aux the queried attribute, o[1] the handle.
 enum Query : uint32_t { q_width, q_height, q_depth, q_array_size, q_normalized, q_filter };
 void h_query(Exec& x, const Inst& in, uint32_t m) {
@@ -348,6 +377,23 @@ bool decode_texture(DecodeCtx& d, const PInstr& p, Inst& in) {
     if (in.o[2].count < need) d.fail(p, "too few coordinates");
     in.nops = 3;
     in.fn = h_tex;
+    return true;
+  }
+  if (op == "tld4") {
+    static const std::map<std::string, uint32_t> comps = {{"r", 0}, {"g", 1}, {"b", 2}, {"a", 3}};
+    if (p.mods.size() != 5 || !comps.count(p.mods[0]) || p.mods[1] != "2d" || p.mods[2] != "v4" ||
+        parse_type(p.mods[4]) != Type::f32)
+      d.fail(p, "only tld4.{r,g,b,a}.2d.v4 with f32 coordinates is emulated");
+    in.aux = comps.at(p.mods[0]);
+    in.type = parse_type(p.mods[3]);
+    if (in.type != Type::f32 && in.type != Type::s32 && in.type != Type::u32) d.fail(p, "tld4 results are f32, s32 or u32");
+    if (p.ops.size() != 2 || p.ops[0].kind != PTok::vec || p.ops[0].elems.size() != 4)
+      d.fail(p, "expected four destinations and [handle, {x, y}]");
+    in.o[0] = d.op(p.ops[0]);
+    handle_and_coords(d, p, p.ops[1], in, true);
+    if (in.o[2].count < 2) d.fail(p, "too few coordinates");
+    in.nops = 3;
+    in.fn = h_tld4;
     return true;
   }
   if (op == "txq" || op == "suq") {
