@@ -33,6 +33,7 @@
 #include <cstdint>
 #include <cstring>
 #include <cub/cub.cuh>
+#include <map>
 #include <numeric>
 #include <set>
 #include <vector>
@@ -258,6 +259,96 @@ gpu100::CheckResult check_reference_gradient() {
   return gpu100::check_gradient(forward, w, dy, backward_cpu(dyf, idx, s).dw);
 }
 
+// The CPU's results for one batch: the gathered rows, dW in double with each element's count and
+// sum |dy|, and dW summed in fp32 in token order (the sorted backward's exact result).
+struct References {
+  std::vector<float> out;
+  Backward dw;
+  std::vector<float> dw_ordered;
+};
+
+// The table, the batch and every buffer the versions use, on the device; b points into them.
+struct DeviceData {
+  DeviceData(const std::vector<float>& w, const std::vector<float>& dy,
+             const std::vector<int32_t>& idx, const Shape& s)
+      : d_w(w),
+        d_dy(dy),
+        d_out(size_t(s.tokens * s.dim)),
+        d_dw(size_t(s.vocab * s.dim)),
+        d_idx(idx),
+        d_iota(iota(s.tokens)),
+        d_sorted(size_t(s.tokens)),
+        d_pos(size_t(s.tokens)) {
+    b = {d_w.data(), d_dy.data(), d_idx.data(), d_iota.data(), d_out.data(), d_dw.data(),
+         d_sorted.data(), d_pos.data(), nullptr, 0, 1};
+    while (b.end_bit < 31 && (int64_t(1) << b.end_bit) < s.vocab) ++b.end_bit;
+    CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, b.sort_temp_bytes, b.idx, b.sorted_ids,
+                                               b.iota, b.positions, s.tokens, 0, b.end_bit));
+    d_temp = gpu100::DeviceBuffer<unsigned char>(b.sort_temp_bytes);
+    b.sort_temp = d_temp.data();
+  }
+  DeviceData(const DeviceData&) = delete;  // b points into this object
+  DeviceData& operator=(const DeviceData&) = delete;
+
+  static std::vector<int32_t> iota(int64_t tokens) {
+    std::vector<int32_t> v(static_cast<size_t>(tokens));
+    std::iota(v.begin(), v.end(), 0);
+    return v;
+  }
+
+  gpu100::DeviceBuffer<float> d_w, d_dy, d_out, d_dw;
+  gpu100::DeviceBuffer<int32_t> d_idx, d_iota, d_sorted, d_pos;
+  gpu100::DeviceBuffer<unsigned char> d_temp;
+  Buffers b;
+};
+
+// A version's result against the CPU: the forward exactly; a backward within the fp32 sum bound,
+// the sorted one also bit for bit against the token-order sum. The digest of a backward's dW is
+// kept for the determinism table.
+gpu100::CheckResult check_version(const Version& v, const DeviceData& d, const References& ref,
+                                  int64_t dim, uint64_t& digest_out) {
+  if (v.kind == Kind::forward) return gpu100::compare_exact(d.d_out.download(), ref.out);
+  const auto got = d.d_dw.download();
+  digest_out = digest(got);
+  auto c = check_within_sum_bound(got, ref.dw, dim);
+  if (v.kind == Kind::sorted) c = gpu100::combine(c, gpu100::compare_exact(got, ref.dw_ordered));
+  return c;
+}
+
+gpu100::Measure measure_version(const Version& v, DeviceData& d, const References& ref,
+                                const Shape& s, uint64_t& digest_out) {
+  const bool fwd = v.kind == Kind::forward;
+  return {.name = v.name,
+          .launch = [&v, &d, s](cudaStream_t st) { launch(v, d.b, s, st); },
+          .reset =
+              [&d] {
+                d.d_out.poison();
+                d.d_dw.poison();
+              },
+          .check = [&v, &d, &ref, dim = s.dim, &digest_out] {
+            return check_version(v, d, ref, dim, digest_out);
+          },
+          // The essential traffic: the forward's rows in and out and ids; the backward's dy and
+          // ids in, dW out (the sort's own passes are part of its cost, not of the work).
+          .work = fwd ? 8.0 * double(s.tokens * s.dim) + 4.0 * double(s.tokens)
+                      : 4.0 * double(s.tokens * s.dim + s.vocab * s.dim) + 4.0 * double(s.tokens)};
+}
+
+// Each selected backward's dW over `repeats` more runs: distinct bit patterns, and the digest of
+// its checked run.
+gpu100::Table determinism_table(gpu100::Context& ctx, DeviceData& d, const Shape& s, int repeats,
+                                const std::map<std::string, uint64_t>& digests) {
+  gpu100::Table t;
+  t.title = fmt::format("determinism: dW over {} more runs of each backward", repeats);
+  t.columns = {"version", "runs", "distinct dW bit patterns", "digest of the checked run"};
+  for (const Version& v : kVersions) {
+    if (v.kind == Kind::forward || !ctx.want(v.name)) continue;
+    t.add_row({v.name, repeats, int(distinct_results(v, d.b, s, d.d_dw, repeats)),
+               fmt::format("{:016x}", digests.at(v.name))});
+  }
+  return t;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -285,81 +376,27 @@ int main(int argc, char** argv) {
     const auto idx = token_ids(s, hot, ctx.seed());
     const auto w = gpu100::random_floats(size_t(vocab * dim), ctx.seed() + 2);
     const auto dy = gpu100::random_floats(size_t(tokens * dim), ctx.seed() + 3);
-    const auto out_ref = forward_cpu(w, idx, s);
-    const auto bwd_ref = backward_cpu(dy, idx, s);
-    const auto ordered_ref = backward_ordered_fp32(dy, idx, s);
+    const References ref{forward_cpu(w, idx, s), backward_cpu(dy, idx, s),
+                         backward_ordered_fp32(dy, idx, s)};
     report.add_check("reference gradient (finite differences)", check_reference_gradient());
 
-    std::vector<int32_t> iota(static_cast<size_t>(tokens));
-    std::iota(iota.begin(), iota.end(), 0);
-    gpu100::DeviceBuffer<float> d_w(w), d_dy(dy), d_out{size_t(tokens * dim)},
-        d_dw{size_t(vocab * dim)};
-    gpu100::DeviceBuffer<int32_t> d_idx(idx), d_iota(iota), d_sorted{size_t(tokens)},
-        d_pos{size_t(tokens)};
-    Buffers b{d_w.data(),
-              d_dy.data(),
-              d_idx.data(),
-              d_iota.data(),
-              d_out.data(),
-              d_dw.data(),
-              d_sorted.data(),
-              d_pos.data(),
-              nullptr,
-              0,
-              1};
-    while (b.end_bit < 31 && (int64_t(1) << b.end_bit) < vocab) ++b.end_bit;
-    CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, b.sort_temp_bytes, b.idx, b.sorted_ids,
-                                               b.iota, b.positions, tokens, 0, b.end_bit));
-    gpu100::DeviceBuffer<unsigned char> d_temp{b.sort_temp_bytes};
-    b.sort_temp = d_temp.data();
+    DeviceData d(w, dy, idx, s);
     ctx.copy_baseline(size_t(tokens * dim) * sizeof(float));  // the forward's rows in and out
 
-    uint64_t atomic_digest = 0, sorted_digest = 0;
+    std::map<std::string, uint64_t> digests;  // of each backward's checked dW
     std::vector<gpu100::Measure> runs;
-    for (const Version& v : kVersions) {
-      const bool fwd = v.kind == Kind::forward;
-      runs.push_back(
-          {.name = v.name,
-           .launch = [&](cudaStream_t st) { launch(v, b, s, st); },
-           .reset =
-               [&] {
-                 d_out.poison();
-                 d_dw.poison();
-               },
-           .check =
-               [&, fwd] {
-                 if (fwd) return gpu100::compare_exact(d_out.download(), out_ref);
-                 const auto got = d_dw.download();
-                 (v.kind == Kind::sorted ? sorted_digest : atomic_digest) = digest(got);
-                 auto c = check_within_sum_bound(got, bwd_ref, dim);
-                 if (v.kind == Kind::sorted)
-                   c = gpu100::combine(c, gpu100::compare_exact(got, ordered_ref));
-                 return c;
-               },
-           // The essential traffic: the forward's rows in and out and ids; the backward's dy and
-           // ids in, dW out (the sort's own passes are part of its cost, not of the work).
-           .work = fwd ? 8.0 * double(tokens * dim) + 4.0 * double(tokens)
-                       : 4.0 * double(tokens * dim + vocab * dim) + 4.0 * double(tokens)});
-    }
+    for (const Version& v : kVersions)
+      runs.push_back(measure_version(v, d, ref, s, digests[v.name]));
     ctx.measure_all(runs);
 
-    gpu100::Table t;
-    t.title = fmt::format("determinism: dW over {} more runs of each backward", repeats);
-    t.columns = {"version", "runs", "distinct dW bit patterns", "digest of the checked run"};
-    for (const Version& v : kVersions) {
-      if (v.kind == Kind::forward || !ctx.want(v.name)) continue;
-      t.add_row({v.name, repeats, int(distinct_results(v, b, s, d_dw, repeats)),
-                 fmt::format("{:016x}", v.kind == Kind::sorted ? sorted_digest : atomic_digest)});
-    }
-    report.table(t);
+    report.table(determinism_table(ctx, d, s, repeats, digests));
     // One line per backward for the schedules test (day050/schedules.cmake) to compare.
     for (const Version& v : kVersions)
       if (v.kind != Kind::forward && ctx.want(v.name))
-        report.note(fmt::format("digest {} {:016x}", v.name,
-                                v.kind == Kind::sorted ? sorted_digest : atomic_digest));
+        report.note(fmt::format("digest {} {:016x}", v.name, digests.at(v.name)));
     report.note(fmt::format(
-        "id 0 occurs {} times (the contended row); {} of {} rows are hit", bwd_ref.count[0],
-        std::count_if(bwd_ref.count.begin(), bwd_ref.count.end(), [](int64_t c) { return c > 0; }),
+        "id 0 occurs {} times (the contended row); {} of {} rows are hit", ref.dw.count[0],
+        std::count_if(ref.dw.count.begin(), ref.dw.count.end(), [](int64_t c) { return c > 0; }),
         vocab));
   });
 }
