@@ -91,6 +91,7 @@ uint32_t parse_checks() {
 
 uint32_t g_checks = parse_checks();
 bool g_mem = (g_checks & (kRace | kInit)) != 0;
+uint32_t g_undefined = 0;
 
 uint32_t decode_semantics(const std::string& op, const std::vector<std::string>& mods) {
   auto has = [&](const char* m) { return std::find(mods.begin(), mods.end(), m) != mods.end(); };
@@ -391,6 +392,14 @@ struct BarState {
   }
 };
 
+// The registers of a warp holding values loaded from shared memory nothing wrote: per register,
+// the lanes marked and the load that marked them (the instruction a report names).
+struct WarpUndefined {
+  std::vector<uint32_t> lanes;
+  std::vector<uint32_t> origin;
+  uint32_t marked = 0;  // registers with any lane marked
+};
+
 }  // namespace
 
 struct BlockState {
@@ -405,6 +414,7 @@ struct BlockState {
   Region<SCell> shared;
   std::unordered_map<uint64_t, VCRef> shared_sync;
   BarState bars[16];
+  std::vector<WarpUndefined> undefined;  // per warp
   // A thread's clock is its own count or the floor, whichever is higher: a barrier of the whole
   // block raises every clock by raising the floor.
   uint32_t clock_of(uint32_t i) const { return std::max(own_[i], floor); }
@@ -464,6 +474,12 @@ struct LaunchState {
   std::map<std::pair<uint64_t, uint32_t>, std::vector<HeldRead>> held;
   std::map<FindingKey, uint32_t> held_index;
   std::vector<HeldFinding> held_findings;
+  // Uninitialized shared reads whose values are in registers (WarpUndefined::origin indexes it).
+  struct UndefinedRead {
+    uint64_t block, addr;
+    uint32_t pc, t, size, uninit;
+  };
+  std::vector<UndefinedRead> undefined_reads;
 };
 
 // The lanes one execution of a st instruction has stored so far, and where.
@@ -872,6 +888,108 @@ __attribute__((noinline, cold)) void uninit_shared(Ctx& c) {
   });
 }
 
+// --- undefined values in registers -------------------------------------------------------------
+// What an instruction does with undefined values, from its opcode.
+enum OpClass : uint8_t {
+  opUse,       // any other: an undefined operand (or guard) is reported
+  opUseDest,   // o[0] is written (atom, shfl, ...): its other operands are uses
+  opLoad,      // ld, ldu: the address is a use; o[0] is written (and marked by the load itself)
+  opPure,      // o[0] = f(sources): undefined if any source is
+  opSelp,      // selp: only the selected value and the predicate matter
+  opAnd,       // and: a defined zero (false) operand defines the result
+  opOr,        // or.pred: a defined true operand defines the result
+  opSetp,      // setp: o[0] and its complement o[4]; the combining predicate o[3] as and/or
+};
+
+OpClass classify(const std::string& text) {
+  size_t b = 0;
+  if (!text.empty() && text[0] == '@') b = text.find(' ') + 1;
+  const size_t e = text.find_first_of(". \t", b);
+  const std::string op = text.substr(b, e == std::string::npos ? std::string::npos : e - b);
+  static const std::unordered_map<std::string, OpClass> table = [] {
+    std::unordered_map<std::string, OpClass> t;
+    for (const char* o : {"mov", "add", "sub", "mul", "mad", "fma", "div", "rem", "min", "max", "neg",
+                          "abs", "xor", "not", "cnot", "shl", "shr", "cvt", "cvta", "set", "slct",
+                          "prmt", "bfe", "bfi", "lop3", "shf", "popc", "clz", "brev", "bfind",
+                          "copysign", "sqrt", "rsqrt", "rcp", "ex2", "lg2", "sin", "cos", "tanh",
+                          "testp", "mul24", "mad24", "sad", "fns", "dp4a", "dp2a", "addc", "subc",
+                          "madc", "bmsk", "szext"})
+      t[o] = opPure;
+    t["selp"] = opSelp;
+    t["and"] = opAnd;
+    t["or"] = opOr;
+    t["setp"] = opSetp;
+    t["ld"] = opLoad;
+    t["ldu"] = opLoad;
+    for (const char* o : {"atom", "shfl", "vote", "match", "redux", "activemask", "ldmatrix", "tex",
+                          "tld4", "suld", "txq", "suq", "mma", "wmma", "isspacep", "mapa",
+                          "getctarank"})
+      t[o] = opUseDest;
+    return t;
+  }();
+  auto it = table.find(op);
+  return it == table.end() ? opUse : it->second;
+}
+
+// The classes of a kernel's instructions, made the first time one of its values is undefined.
+const std::vector<uint8_t>& classes(const Kernel& k) {
+  static std::unordered_map<const Kernel*, std::vector<uint8_t>> cache;
+  static const Kernel* last = nullptr;
+  static std::vector<uint8_t>* last_classes = nullptr;
+  if (&k == last && last_classes->size() == k.code.size()) return *last_classes;
+  std::vector<uint8_t>& v = cache[&k];
+  last = &k;
+  last_classes = &v;
+  if (v.size() != k.code.size()) {
+    v.assign(k.code.size(), opUse);
+    for (size_t pc = 0; pc < k.code.size(); ++pc) {
+      const int32_t src = k.code[pc].src;
+      if (src >= 0 && size_t(src) < k.source.size()) v[pc] = classify(k.source[size_t(src)].text);
+    }
+  }
+  return v;
+}
+
+WarpUndefined& undefined_of(BlockState& bs, const Exec& x) {
+  if (bs.undefined.size() <= x.w->index) bs.undefined.resize(x.w->index + 1);
+  WarpUndefined& u = bs.undefined[x.w->index];
+  if (u.lanes.size() < x.k->nregs) {
+    u.lanes.resize(x.k->nregs, 0);
+    u.origin.resize(x.k->nregs, 0);
+  }
+  return u;
+}
+
+// Lanes `affected` of register r become `marked` (a subset), from the load at `origin`.
+inline void mark(WarpUndefined& u, uint32_t r, uint32_t affected, uint32_t marked, uint32_t origin) {
+  if (r >= u.lanes.size()) return;
+  const uint32_t was = u.lanes[r], now = (was & ~affected) | (marked & affected);
+  if (now && !was) { ++u.marked; ++g_undefined; }
+  if (!now && was) { --u.marked; --g_undefined; }
+  if (marked & affected) u.origin[r] = origin;
+  u.lanes[r] = now;
+}
+
+// A plain ld of shared bytes nothing wrote: its destination registers are marked for the lane;
+// any other reading instruction is reported at once.
+__attribute__((noinline, cold)) void uninit_shared_read(Ctx& c, int lane) {
+  const Exec& x = *c.x;
+  if (plain_read(c.kind) && classes(*x.k)[c.pc] == opLoad) {
+    LaunchState& L = G().launch;
+    const uint32_t origin = uint32_t(L.undefined_reads.size());
+    L.undefined_reads.push_back({c.bs->block, c.addr, c.pc, c.t, c.size, c.uninit});
+    WarpUndefined& u = undefined_of(*c.bs, x);
+    const Operand& d = x.k->code[c.pc].o[0];
+    const uint32_t bit = 1u << lane;
+    if (d.kind == OK::reg) mark(u, d.reg, bit, bit, origin);
+    else if (d.kind == OK::vec)
+      for (int i = 0; i < d.count; ++i)
+        if (x.vec(d, i).kind == OK::reg) mark(u, x.vec(d, i).reg, bit, bit, origin);
+    return;
+  }
+  uninit_shared(c);
+}
+
 __attribute__((noinline, cold)) void uninit_global(Ctx& c, const GShadow& g, uint64_t off) {
   note(fInitGlobal, c.pc, 0, [&] {
     const Exec& x = *c.x;
@@ -922,7 +1040,7 @@ inline void access_lane(Exec& x, BlockState* bs, uint32_t pc, bool shared, uint6
                                (released ? sRelease : 0),
                            t);
     walk(bs->shared, a, size, [&](SCell& cell, uint32_t n) { s_op(c, cell, n, me, race_on, init_on); });
-    if (__builtin_expect(c.uninit != 0, 0)) uninit_shared(c);
+    if (__builtin_expect(c.uninit != 0, 0)) uninit_shared_read(c, lane);
     if ((kind & kStrong) && race_on) sync_through(*bs, t, kind, bs->shared_sync, a);
     return;
   }
@@ -1084,6 +1202,115 @@ void bar_release(Block& b, uint32_t id) {
   B.reset();
 }
 
+namespace {
+
+__attribute__((noinline, cold)) void undefined_used(const Exec& x, uint32_t origin) {
+  const LaunchState& L = G().launch;
+  if (origin >= L.undefined_reads.size()) return;
+  const LaunchState::UndefinedRead& r = L.undefined_reads[origin];
+  note(fInitShared, r.pc, 0, [&] {
+    return "kernel " + x.k->name + ", " + thread_name(*x.l, r.block, r.t) + ", " +
+           source_of(*x.k, r.pc) + ": uninitialized shared memory read of " +
+           std::to_string(r.size) + " bytes at address " + hex(r.addr) + ": " +
+           std::to_string(r.uninit) + " of them written by no thread of the block before" +
+           "; the value is used by " + source_of(*x.k, x.pc);
+  });
+}
+
+}  // namespace
+
+void undefined_step(Exec& x, const Inst& in, uint32_t mask, uint32_t active) {
+  BlockState* bs = x.b->san;
+  if (!bs || bs->undefined.size() <= x.w->index) return;
+  WarpUndefined& u = bs->undefined[x.w->index];
+  if (!u.marked) return;
+  uint32_t origin = 0;
+  auto reg_lanes = [&](uint32_t r) -> uint32_t {
+    if (r >= u.lanes.size() || !u.lanes[r]) return 0;
+    origin = u.origin[r];
+    return u.lanes[r];
+  };
+  auto lanes = [&](const Operand& o) -> uint32_t {
+    if (o.kind == OK::reg) return reg_lanes(o.reg);
+    uint32_t m = 0;
+    if (o.kind == OK::vec)
+      for (int i = 0; i < o.count; ++i)
+        if (x.vec(o, i).kind == OK::reg) m |= reg_lanes(x.vec(o, i).reg);
+    return m;
+  };
+  auto set_dest = [&](const Operand& o, uint32_t affected, uint32_t marked) {
+    if (o.kind == OK::reg) mark(u, o.reg, affected, marked, origin);
+    else if (o.kind == OK::vec)
+      for (int i = 0; i < o.count; ++i)
+        if (x.vec(o, i).kind == OK::reg) mark(u, x.vec(o, i).reg, affected, marked, origin);
+  };
+  const uint32_t guard = in.guard >= 0 ? reg_lanes(uint32_t(in.guard)) & mask : 0;
+  OpClass cls = OpClass(classes(*x.k)[x.pc]);
+  if (in.ctl != Ctl::normal && cls != opUseDest) cls = opUse;
+  // Not every decoder counts its operands in nops: the unused ones are OK::none.
+  constexpr int nops = 6;
+  if (cls == opUse || cls == opUseDest || cls == opLoad) {
+    uint32_t used = guard;
+    for (int i = cls == opUse ? 0 : 1; i < nops; ++i) used |= lanes(in.o[i]) & active;
+    if (used) {
+      undefined_used(x, origin);
+      // Reported once: the operands count as defined from here on.
+      for (int i = cls == opUse ? 0 : 1; i < nops; ++i) set_dest(in.o[i], used, 0);
+      if (in.guard >= 0) mark(u, uint32_t(in.guard), used, 0, 0);
+    }
+    if (cls != opUse) set_dest(in.o[0], active, 0);
+    return;
+  }
+  const bool pred = in.type == Type::pred;
+  uint32_t marked = 0;
+  switch (cls) {
+    case opSelp: {
+      const uint32_t a = lanes(in.o[1]), b = lanes(in.o[2]), p = lanes(in.o[3]);
+      for (uint32_t m = active & (a | b | p); m; m &= m - 1) {
+        const int lane = __builtin_ctz(m);
+        const uint32_t bit = 1u << lane;
+        if ((p & bit) || ((x.pred(in.o[3], lane) ? a : b) & bit)) marked |= bit;
+      }
+      break;
+    }
+    case opAnd:
+    case opOr: {
+      const uint32_t a = lanes(in.o[1]), b = lanes(in.o[2]);
+      if (!pred && cls == opOr) { marked = a | b; break; }
+      // A defined operand equal to the absorbing value (zero for and, true for or) decides.
+      auto absorbs = [&](const Operand& o, int lane) {
+        return pred ? x.pred(o, lane) == (cls == opOr) : x.val(o, lane) == 0;
+      };
+      for (uint32_t m = active & (a | b); m; m &= m - 1) {
+        const int lane = __builtin_ctz(m);
+        const uint32_t bit = 1u << lane;
+        if (!(a & bit) && absorbs(in.o[1], lane)) continue;
+        if (!(b & bit) && absorbs(in.o[2], lane)) continue;
+        marked |= bit;
+      }
+      break;
+    }
+    case opSetp: {
+      const uint32_t cmp = lanes(in.o[1]) | lanes(in.o[2]);
+      const uint32_t c = in.aux ? lanes(in.o[3]) : 0;
+      marked = cmp | c;
+      if (in.aux == 1 || in.aux == 2)
+        for (uint32_t m = active & cmp & ~c; m; m &= m - 1) {
+          const int lane = __builtin_ctz(m);
+          if (x.pred(in.o[3], lane) == (in.aux == 2)) marked &= ~(1u << lane);
+        }
+      marked = (marked & active) | guard;
+      set_dest(in.o[0], active | guard, marked);
+      set_dest(in.o[4], active | guard, marked);  // the complement of "p|q"
+      return;
+    }
+    default:
+      for (int i = 1; i < nops; ++i) marked |= lanes(in.o[i]);
+      break;
+  }
+  set_dest(in.o[0], active | guard, (marked & active) | guard);
+}
+
 void collective_arrive(Exec& x, uint32_t mask) {
   const Inst& in = x.k->code[x.pc];
   if (in.member_op >= 0xFE || !(g_checks & kSync)) return;
@@ -1143,6 +1370,11 @@ void block_start(Block& b) {
   if (g_mem) s.shared.ensure(b.launch->smem_bytes);
   s.shared_sync.clear();
   for (BarState& bar : s.bars) bar.reset();
+  for (WarpUndefined& u : s.undefined) {
+    g_undefined -= u.marked;
+    u.marked = 0;
+    std::fill(u.lanes.begin(), u.lanes.end(), 0u);
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1167,6 +1399,14 @@ void end_launch() {
   uint32_t top = g.next_clock;
   for (size_t i = 0; i < g.pool_used; ++i) top = std::max(top, g.pool[i]->top + 1);
   g.next_clock = top;
+  // Values no instruction used are not reported.
+  for (size_t i = 0; i < g.pool_used; ++i)
+    for (WarpUndefined& u : g.pool[i]->undefined) {
+      u.marked = 0;
+      std::fill(u.lanes.begin(), u.lanes.end(), 0u);
+    }
+  g_undefined = 0;
+  g.launch.undefined_reads.clear();
   g.pool_used = 0;
   g.launch.sync.clear();
   // Clocks are 32 bits: far before they wrap, forget every record (all of them are ordered

@@ -53,6 +53,17 @@ uint32_t decode_semantics(const std::string& opcode, const std::vector<std::stri
 // wait_group, but the copy is the cp.async's).
 void access(Exec& x, uint32_t pc, Space space, uint64_t a, uint32_t size, int lane, uint32_t kind);
 
+// --- uninitialized shared values -----------------------------------------------------------------
+// A plain ld from shared memory that nothing of the block wrote is not reported at once: its
+// destination registers carry an "undefined" mark per lane, which the instructions that compute
+// from them pass on, and the read is reported when an undefined value is used (stored, used as
+// an address, a branch or guard predicate, handed to any instruction other than arithmetic,
+// logic, comparisons, selection and conversion). A value that is only discarded is silent.
+// `g_undefined` counts the registers marked in all warps; the executors call undefined_step
+// before each warp-instruction while it is nonzero.
+extern uint32_t g_undefined;
+void undefined_step(Exec& x, const Inst& in, uint32_t mask, uint32_t active);
+
 // --- synchronization ----------------------------------------------------------------------------
 void fence(Exec& x, uint32_t mask);        // membar / fence.sc / fence.acq_rel
 void warp_sync(Exec& x, uint32_t mask);    // bar.warp.sync completing among `mask`
@@ -88,6 +99,12 @@ void on_copy(const void* dst, const void* src, uint64_t bytes);  // device-to-de
 }  // namespace emu
 
 // The hooks as the executors write them: nothing is evaluated with the checks off.
+#define EMU_SAN_STEP(x, in, mask, active)                                                      \
+  do {                                                                                         \
+    if (__builtin_expect(::emu::san::g_undefined != 0, 0))                                     \
+      ::emu::san::undefined_step((x), (in), (mask), (active));                                 \
+  } while (0)
+
 #define EMU_SAN_ACCESS(x, pc, space, a, size, lane, kind)                                      \
   do {                                                                                         \
     if (__builtin_expect(::emu::san::g_mem, 0))                                                \

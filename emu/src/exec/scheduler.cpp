@@ -312,6 +312,7 @@ uint64_t run_warp(Sched& s, Block& b, Warp& w, uint64_t budget) {
         for (int lane = 0; lane < 32; ++lane) truth |= uint32_t(pr[lane] & 1) << lane;
         active = mask & (in.guard_neg ? ~truth : truth);
       }
+      EMU_SAN_STEP(x, in, mask, active);
       switch (in.ctl) {
         case Ctl::normal:
           if (active) {
