@@ -42,6 +42,7 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -495,6 +496,64 @@ size_t atomic_bits_that_differ(const Operands& o, int splits, gpu100::DeviceBuff
   return differ;
 }
 
+// A, B, C and the splits' workspace on the device, and the operands the launchers take.
+struct DeviceGemm {
+  DeviceGemm(const std::vector<float>& a, const std::vector<float>& b, const Shape& sh,
+             int max_splits)
+      : d_a(a),
+        d_b(b),
+        d_c(size_t(sh.m) * size_t(sh.n)),
+        d_ws(d_c.size() * size_t(max_splits)),
+        o{sh, d_a.data(), d_b.data(), d_c.data(), d_ws.data()} {}
+  // Poisoning the workspace too: a split that forgets its slice then fails the check.
+  void poison() {
+    d_c.poison();
+    d_ws.poison();
+  }
+  gpu100::DeviceBuffer<float> d_a, d_b, d_c, d_ws;
+  Operands o;
+};
+
+gpu100::Measure measure_version(const Version& v, DeviceGemm& g, int splits,
+                                const std::function<gpu100::CheckResult()>& check) {
+  return {.name = v.name,
+          .launch = [&v, &g, splits](cudaStream_t s) { launch(v, g.o, splits, s); },
+          .reset = [&g] { g.poison(); },
+          .check = check,
+          .work = gpu100::gemm_flops(g.o.sh.m, g.o.sh.n, g.o.sh.k)};
+}
+
+// The measurement of the version called `name` (measure_all answers in the order of its list).
+const gpu100::Measured& measured_of(const char* name, const std::vector<gpu100::Measure>& runs,
+                                    const std::vector<gpu100::Measured>& measured) {
+  for (size_t i = 0; i < runs.size(); ++i)
+    if (runs[i].name == name) return measured[i];
+  throw std::logic_error(fmt::format("no version called {}", name));
+}
+
+std::string atomic_note(DeviceGemm& g, int splits) {
+  return fmt::format("splitk_atomic run twice: {} of {} entries differ in their bits (the order in "
+                     "which {} splits arrive is up to the scheduler; splitk_workspace always adds "
+                     "them in order 0..{})",
+                     atomic_bits_that_differ(g.o, splits, g.d_c), g.d_c.size(), splits,
+                     splits - 1);
+}
+
+// --sweep: splitk_workspace vs cuBLAS over square sizes, then over K at this M x N.
+void sweeps(gpu100::Context& ctx, const gpu100::GemmLauncher& cublas, DeviceGemm& g,
+            const std::vector<float>& a, const std::vector<float>& b, const Reference& ref,
+            const std::function<void()>& reset) {
+  square_sweep(ctx, cublas);
+  ctx.report().note(
+      "square sweep: split-K's shape is small M x N with long K, not square; once the tiles "
+      "fill the GPU auto picks 1 split and the curve is the plain tile kernel vs cuBLAS "
+      "(expected to fall well behind it at large sizes); the K sweep table shows split-K's "
+      "own regime");
+  Points ks = k_sweep(ctx, g.o, a, b, ref, reset, cublas, g.d_c);
+  ctx.report().table(std::move(ks.table));
+  ctx.report().add_check("K sweep (every point)", ks.all);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -545,40 +604,24 @@ int main(int argc, char** argv) {
     const std::vector<int> table_splits = split_counts(sh, S);
     const int max_splits = std::max(S, table_splits.back());
 
-    const size_t mn = size_t(m) * size_t(n);
-    gpu100::DeviceBuffer<float> d_a(a), d_b(b), d_c(mn), d_ws(mn * size_t(max_splits));
-    const Operands o{sh, d_a.data(), d_b.data(), d_c.data(), d_ws.data()};
-    const double flops = gpu100::gemm_flops(m, n, k);
-    // Poisoning the workspace too: a split that forgets its slice then fails the check.
-    auto reset = [&] {
-      d_c.poison();
-      d_ws.poison();
-    };
-    auto check = [&] { return check_c(d_c.download(), ref, n, tol); };
+    DeviceGemm g(a, b, sh, max_splits);
+    const auto reset = [&g] { g.poison(); };
+    const auto check = [&] { return check_c(g.d_c.download(), ref, n, tol); };
 
     gpu100::CublasHandle h;
     const gpu100::GemmLauncher cublas = gpu100::cublas_sgemm_launcher(h);
     const gpu100::Stats base = gpu100::gemm_baseline(
-        ctx, "cublasSgemm", cublas, gpu100::GemmOperands{m, n, k, o.A, o.B, o.C}, reset, check,
-        gpu100::sgemm_baseline_note());
-    const double base_rate = gpu100::tflops(flops, base.median_ms);
+        ctx, "cublasSgemm", cublas, gpu100::GemmOperands{m, n, k, g.o.A, g.o.B, g.o.C}, reset,
+        check, gpu100::sgemm_baseline_note());
+    const double base_rate = gpu100::tflops(gpu100::gemm_flops(m, n, k), base.median_ms);
 
     std::vector<gpu100::Measure> runs;
-    for (const Version& v : kVersions)
-      runs.push_back({.name = v.name,
-                      .launch = [&](cudaStream_t s) { launch(v, o, S, s); },
-                      .reset = reset,
-                      .check = check,
-                      .work = flops});
-    const std::vector<gpu100::Measured> r = ctx.measure_all(runs);
-
-    if (const gpu100::Measured& atomic = r[2]; atomic.ran && atomic.check.checked)
-      report.note(fmt::format("splitk_atomic run twice: {} of {} entries differ in their bits (the "
-                              "order in which {} splits arrive is up to the scheduler; "
-                              "splitk_workspace always adds them in order 0..{})",
-                              atomic_bits_that_differ(o, S, d_c), mn, S, S - 1));
+    for (const Version& v : kVersions) runs.push_back(measure_version(v, g, S, check));
+    const std::vector<gpu100::Measured> measured = ctx.measure_all(runs);
+    const gpu100::Measured& atomic = measured_of("splitk_atomic", runs, measured);
+    if (atomic.ran && atomic.check.checked) report.note(atomic_note(g, S));
     if (ctx.want("splitk_workspace") || ctx.want("splitk_atomic")) {
-      Points t = split_table(ctx, o, table_splits, reset, check, base_rate);
+      Points t = split_table(ctx, g.o, table_splits, reset, check, base_rate);
       report.table(std::move(t.table));
       report.add_check("split table (every point)", t.all);
     }
@@ -586,15 +629,6 @@ int main(int argc, char** argv) {
                             sh.tiles(), sh.k_steps(), S,
                             splits > 0 ? "--splits" : "auto: the wave model of auto_splits()",
                             ctx.device().sm_count));
-    if (!sweep) return;
-    square_sweep(ctx, cublas);
-    report.note(
-        "square sweep: split-K's shape is small M x N with long K, not square; once the tiles "
-        "fill the GPU auto picks 1 split and the curve is the plain tile kernel vs cuBLAS "
-        "(expected to fall well behind it at large sizes); the K sweep table shows split-K's "
-        "own regime");
-    Points ks = k_sweep(ctx, o, a, b, ref, reset, cublas, d_c);
-    report.table(std::move(ks.table));
-    report.add_check("K sweep (every point)", ks.all);
+    if (sweep) sweeps(ctx, cublas, g, a, b, ref, reset);
   });
 }
