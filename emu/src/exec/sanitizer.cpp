@@ -975,7 +975,11 @@ inline void mark(WarpUndefined& u, uint32_t r, uint32_t affected, uint32_t marke
 __attribute__((noinline, cold)) void uninit_shared_read(Ctx& c, int lane) {
   const Exec& x = *c.x;
   if (plain_read(c.kind) && classes(*x.k)[c.pc] == opLoad) {
+    // Bounded: past the cap, the latest read takes the last record (a report may then name
+    // another uninitialized read of the same launch).
+    constexpr size_t kMaxReads = size_t(1) << 20;
     LaunchState& L = G().launch;
+    if (L.undefined_reads.size() == kMaxReads) L.undefined_reads.pop_back();
     const uint32_t origin = uint32_t(L.undefined_reads.size());
     L.undefined_reads.push_back({c.bs->block, c.addr, c.pc, c.t, c.size, c.uninit});
     WarpUndefined& u = undefined_of(*c.bs, x);
