@@ -42,7 +42,6 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -523,14 +522,6 @@ gpu100::Measure measure_version(const Version& v, DeviceGemm& g, int splits,
           .work = gpu100::gemm_flops(g.o.sh.m, g.o.sh.n, g.o.sh.k)};
 }
 
-// The measurement of the version called `name` (measure_all answers in the order of its list).
-const gpu100::Measured& measured_of(const char* name, const std::vector<gpu100::Measure>& runs,
-                                    const std::vector<gpu100::Measured>& measured) {
-  for (size_t i = 0; i < runs.size(); ++i)
-    if (runs[i].name == name) return measured[i];
-  throw std::logic_error(fmt::format("no version called {}", name));
-}
-
 std::string atomic_note(DeviceGemm& g, int splits) {
   return fmt::format("splitk_atomic run twice: {} of {} entries differ in their bits (the order in "
                      "which {} splits arrive is up to the scheduler; splitk_workspace always adds "
@@ -618,7 +609,7 @@ int main(int argc, char** argv) {
     std::vector<gpu100::Measure> runs;
     for (const Version& v : kVersions) runs.push_back(measure_version(v, g, S, check));
     const std::vector<gpu100::Measured> measured = ctx.measure_all(runs);
-    const gpu100::Measured& atomic = measured_of("splitk_atomic", runs, measured);
+    const gpu100::Measured& atomic = gpu100::measured_of("splitk_atomic", runs, measured);
     if (atomic.ran && atomic.check.checked) report.note(atomic_note(g, S));
     if (ctx.want("splitk_workspace") || ctx.want("splitk_atomic")) {
       Points t = split_table(ctx, g.o, table_splits, reset, check, base_rate);

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <stdexcept>
 
 #include "gpu100/check.h"
 #include "internal.h"
@@ -239,6 +240,13 @@ int run(Cli& cli, int argc, char** argv, const std::function<void(Context&)>& bo
     return kFail;
   }
   return exit_code(report);
+}
+
+const Measured& measured_of(const std::string& name, const std::vector<Measure>& runs,
+                            const std::vector<Measured>& measured) {
+  for (size_t i = 0; i < runs.size() && i < measured.size(); ++i)
+    if (runs[i].name == name) return measured[i];
+  throw std::logic_error(fmt::format("no version called {}", name));
 }
 
 }  // namespace gpu100

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -262,6 +263,19 @@ TEST(Measure, ErrorOfTheCheckedLaunchThrows) {
                gpu100::CudaError);
   EXPECT_EQ(checks, 0);
   cudaGetLastError();
+}
+
+// measured_of finds a version's result by its name in measure_all's answer, skipped ones too.
+TEST(Measure, MeasuredOfFindsAVersionByName) {
+  Day day({"--iters", "1", "--warmup", "0", "--kernel", "b"});
+  const std::vector<gpu100::Measure> runs{day.logged("a"), day.logged("b", false)};
+  const std::vector<gpu100::Measured> measured = day.ctx->measure_all(runs);
+  EXPECT_EQ(&gpu100::measured_of("a", runs, measured), &measured[0]);
+  EXPECT_EQ(&gpu100::measured_of("b", runs, measured), &measured[1]);
+  EXPECT_FALSE(gpu100::measured_of("a", runs, measured).ran);
+  EXPECT_TRUE(gpu100::measured_of("b", runs, measured).ran);
+  EXPECT_FALSE(gpu100::measured_of("b", runs, measured).check.pass);
+  EXPECT_THROW(gpu100::measured_of("c", runs, measured), std::logic_error);
 }
 
 }  // namespace

@@ -85,6 +85,11 @@ class Context {
   Report& report_;
 };
 
+// The measurement of the version called `name`: measure_all answers in the order of its list.
+// Throws std::logic_error when no entry of `runs` has that name.
+const Measured& measured_of(const std::string& name, const std::vector<Measure>& runs,
+                            const std::vector<Measured>& measured);
+
 // Parses, finds a device, runs body, prints the report, writes --json; returns the exit code.
 int run(Cli& cli, int argc, char** argv, const std::function<void(Context&)>& body);
 
