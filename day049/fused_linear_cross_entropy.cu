@@ -27,8 +27,11 @@
 //
 // Check: fused against unfused bit for bit (loss, dX, dW); both, and the cuBLAS paths, against a
 // CPU reference in double within per-element bounds derived from the fp32 dot products (gamma_K
-// times the sums of absolute products) and the cross-entropy's own bound. The CPU backward is
-// checked against central finite differences of the CPU forward on a tiny case.
+// times the sums of absolute products) and the cross-entropy's own bound. Where the full reference
+// would take more than a few seconds (N V H > --full-reference-max), unfused is checked on sampled
+// rows (a chunk's first row, the last row, seeded random ones: their row loss, dZ and dX within
+// the same bounds) and sampled rows of dW against its own dZ. The CPU backward is checked against
+// central finite differences of the CPU forward on a tiny case.
 //
 // Run:  build/bin/day049 [--tokens 8192 --hidden 1024 --vocab 32768] [--chunk 256] [--alloc-only]
 #include <cublas_v2.h>
@@ -38,7 +41,6 @@
 #include <cmath>
 #include <cstdint>
 #include <optional>
-#include <stdexcept>
 #include <vector>
 
 #include "gpu100/emu_metrics.h"
@@ -52,6 +54,9 @@ constexpr int kRowBlock = 256;  // cross-entropy: a block per row
 constexpr int kBM = 64, kBN = 64, kBK = 16, kGemmThreads = 256;
 constexpr double kU = 0x1p-24;
 constexpr const char* kBoundName = "per-element fp32 error bound";
+// N V H up to which the whole CPU reference is computed (about 3 N V H double operations: a few
+// seconds); beyond it, sampled rows of it (--full-reference-max moves it).
+constexpr double kFullReferenceMax = 0x1p30;
 
 // ---- inputs -------------------------------------------------------------------------------------
 struct Problem {
@@ -109,6 +114,78 @@ struct Reference {
   std::vector<double> dx, dx_bound, dw, dw_bound;
 };
 
+// The rounding steps of mean_loss's fp32 sum: n / 256 sequential additions per thread, 8 levels
+// of the tree, and the product with 1 / n_valid.
+double mean_loss_steps(int64_t n) { return double(n) / kRowBlock + 10.0; }
+
+// One non-ignored row r of the reference: its loss lse - z_t, dZ_r and their error bounds (not
+// yet doubled). Everything about a row of Z is local to the row: the full reference and the
+// sampled one (rows of it) both take their rows from here.
+struct RowReference {
+  double loss = 0, loss_err = 0;
+  std::vector<double> g, eg;  // dZ_r and its error bound, V entries
+};
+
+RowReference reference_row(const Problem& p, int64_t r, double inv) {
+  const int64_t h = p.h, v = p.v;
+  const int32_t t = p.t[size_t(r)];
+  const double ce_steps = double(gpu100::ceil_div<int64_t>(v, kRowBlock)) + 14.0;
+  std::vector<double> z(static_cast<size_t>(v)), ez(static_cast<size_t>(v));
+  RowReference row{0, 0, std::vector<double>(size_t(v)), std::vector<double>(size_t(v))};
+  const float* xr = p.x.data() + r * h;
+  double m = -INFINITY, emax = 0;
+  for (int64_t j = 0; j < v; ++j) {
+    const float* wj = p.w.data() + j * h;
+    double d = 0, a = 0;
+    for (int64_t k = 0; k < h; ++k) {
+      d += double(xr[k]) * double(wj[k]);
+      a += std::fabs(double(xr[k]) * double(wj[k]));
+    }
+    z[size_t(j)] = d;
+    ez[size_t(j)] = double(h) * kU * a;
+    m = std::max(m, d);
+    emax = std::max(emax, ez[size_t(j)]);
+  }
+  double s = 0, dmax = 0;
+  for (int64_t j = 0; j < v; ++j) {
+    s += std::exp(z[size_t(j)] - m);
+    dmax = std::max(dmax, m - z[size_t(j)]);
+  }
+  const double lse = m + std::log(s);
+  // lse: the logits' errors (at most emax each) and day 48's roundings of the fp32 kernel.
+  const double e_lse =
+      emax + (4.0 * ce_steps + 8.0 + dmax) * kU + kU * (std::fabs(lse - m) + std::fabs(lse));
+  row.loss = lse - z[size_t(t)];
+  row.loss_err =
+      e_lse + ez[size_t(t)] + kU * (std::fabs(lse - z[size_t(t)]) + std::fabs(z[size_t(t)]));
+  for (int64_t j = 0; j < v; ++j) {
+    const double pj = std::exp(z[size_t(j)] - lse);
+    row.g[size_t(j)] = inv * (pj - (j == t ? 1.0 : 0.0));
+    row.eg[size_t(j)] =
+        inv * pj * (e_lse + ez[size_t(j)] + kU * (std::fabs(z[size_t(j)] - lse) + 4.0)) +
+        3.0 * kU * std::fabs(row.g[size_t(j)]) + inv * 0x1p-126;
+  }
+  return row;
+}
+
+double inverse_valid(const Problem& p) {
+  int64_t valid = 0;
+  for (int32_t t : p.t) valid += t != kIgnoreIndex;
+  return valid ? 1.0 / double(valid) : 0.0;
+}
+
+// dX row r = dZ_r W (K = V) and its bound (not yet doubled), accumulated into dx and bound.
+void add_dx_row(const Problem& p, const RowReference& row, double* dx, double* bound) {
+  for (int64_t j = 0; j < p.v; ++j) {
+    const float* wj = p.w.data() + j * p.h;
+    const double g = row.g[size_t(j)], e = row.eg[size_t(j)];
+    for (int64_t k = 0; k < p.h; ++k) {
+      dx[k] += g * double(wj[k]);
+      bound[k] += (double(p.v) * kU * std::fabs(g) + e) * std::fabs(double(wj[k]));
+    }
+  }
+}
+
 Reference reference(const Problem& p) {
   const int64_t n = p.n, h = p.h, v = p.v;
   Reference ref;
@@ -116,70 +193,31 @@ Reference reference(const Problem& p) {
   ref.dx_bound.assign(size_t(n * h), 0.0);
   ref.dw.assign(size_t(v * h), 0.0);
   ref.dw_bound.assign(size_t(v * h), 0.0);
-  int64_t valid = 0;
-  for (int32_t t : p.t) valid += t != kIgnoreIndex;
-  const double inv = valid ? 1.0 / double(valid) : 0.0;
-  const double ce_steps = double(gpu100::ceil_div<int64_t>(v, kRowBlock)) + 14.0;
-  std::vector<double> z(static_cast<size_t>(v)), ez(static_cast<size_t>(v)),
-      g(static_cast<size_t>(v)), eg(static_cast<size_t>(v));
+  const double inv = inverse_valid(p);
   double loss_sum = 0, loss_err = 0;
   for (int64_t r = 0; r < n; ++r) {
-    const int32_t t = p.t[size_t(r)];
-    if (t == kIgnoreIndex) continue;  // dZ row exactly 0: contributes nothing
+    if (p.t[size_t(r)] == kIgnoreIndex) continue;  // dZ row exactly 0: contributes nothing
+    const RowReference row = reference_row(p, r, inv);
+    loss_sum += row.loss;
+    loss_err += row.loss_err;
+    add_dx_row(p, row, ref.dx.data() + r * h, ref.dx_bound.data() + r * h);
+    // dW += dZ_r^T x_r (K = N, one term per row).
     const float* xr = p.x.data() + r * h;
-    double m = -INFINITY, emax = 0;
     for (int64_t j = 0; j < v; ++j) {
-      const float* wj = p.w.data() + j * h;
-      double d = 0, a = 0;
-      for (int64_t k = 0; k < h; ++k) {
-        d += double(xr[k]) * double(wj[k]);
-        a += std::fabs(double(xr[k]) * double(wj[k]));
-      }
-      z[size_t(j)] = d;
-      ez[size_t(j)] = double(h) * kU * a;
-      m = std::max(m, d);
-      emax = std::max(emax, ez[size_t(j)]);
-    }
-    double s = 0, dmax = 0;
-    for (int64_t j = 0; j < v; ++j) {
-      s += std::exp(z[size_t(j)] - m);
-      dmax = std::max(dmax, m - z[size_t(j)]);
-    }
-    const double lse = m + std::log(s);
-    // lse: the logits' errors (at most emax each) and day 48's roundings of the fp32 kernel.
-    const double e_lse =
-        emax + (4.0 * ce_steps + 8.0 + dmax) * kU + kU * (std::fabs(lse - m) + std::fabs(lse));
-    loss_sum += lse - z[size_t(t)];
-    loss_err +=
-        e_lse + ez[size_t(t)] + kU * (std::fabs(lse - z[size_t(t)]) + std::fabs(z[size_t(t)]));
-    for (int64_t j = 0; j < v; ++j) {
-      const double pj = std::exp(z[size_t(j)] - lse);
-      g[size_t(j)] = inv * (pj - (j == t ? 1.0 : 0.0));
-      eg[size_t(j)] =
-          inv * pj * (e_lse + ez[size_t(j)] + kU * (std::fabs(z[size_t(j)] - lse) + 4.0)) +
-          3.0 * kU * std::fabs(g[size_t(j)]) + inv * 0x1p-126;
-    }
-    // dX row r = dZ_r W (K = V); dW += dZ_r^T x_r (K = N, one term per row).
-    for (int64_t j = 0; j < v; ++j) {
-      const float* wj = p.w.data() + j * h;
+      const double g = row.g[size_t(j)], e = row.eg[size_t(j)];
       double* dwj = ref.dw.data() + j * h;
       double* bwj = ref.dw_bound.data() + j * h;
       for (int64_t k = 0; k < h; ++k) {
-        ref.dx[size_t(r * h + k)] += g[size_t(j)] * double(wj[k]);
-        ref.dx_bound[size_t(r * h + k)] +=
-            (double(v) * kU * std::fabs(g[size_t(j)]) + eg[size_t(j)]) * std::fabs(double(wj[k]));
-        dwj[k] += g[size_t(j)] * double(xr[k]);
-        bwj[k] +=
-            (double(n) * kU * std::fabs(g[size_t(j)]) + eg[size_t(j)]) * std::fabs(double(xr[k]));
+        dwj[k] += g * double(xr[k]);
+        bwj[k] += (double(n) * kU * std::fabs(g) + e) * std::fabs(double(xr[k]));
       }
     }
   }
   for (double& b : ref.dx_bound) b *= 2.0;
   for (double& b : ref.dw_bound) b *= 2.0;
   ref.loss = loss_sum * inv;
-  // The sum of the row losses (all >= 0): n / 256 sequential additions per thread, then 8 levels.
-  ref.loss_bound =
-      2.0 * (inv * loss_err + (double(n) / kRowBlock + 10.0) * kU * std::fabs(ref.loss));
+  // The sum of the row losses: all >= 0, so their sum's roundings are relative to the loss.
+  ref.loss_bound = 2.0 * (inv * loss_err + mean_loss_steps(n) * kU * std::fabs(ref.loss));
   return ref;
 }
 
@@ -552,22 +590,132 @@ gpu100::CheckResult gradient_check() {
 }
 
 // ---- the versions: each path's run and its check -----------------------------------------------
+// Beyond the full reference's budget, the reference of some rows: every row of Z is local, so a
+// sampled row's loss, dZ and dX are computed exactly as the full reference computes them, with
+// the same bounds. A row of dW sums over every row of dZ: it is checked against the unfused
+// path's own dZ (sampled rows of which are checked against the CPU) with the bound of its fp32
+// dot product, and the loss against the path's own row losses with the bound of their mean.
+struct SampledReference {
+  std::vector<int64_t> rows;  // of X: the row losses, dZ and dX
+  std::vector<double> row_loss, row_loss_bound, dz, dz_bound, dx, dx_bound;  // per sampled row
+  std::vector<int64_t> dw_rows;  // of dW (vocabulary entries)
+  double inv = 0;
+};
+
+constexpr int64_t kSampledSpread = 32;  // rows (and dW rows) spread evenly over the problem
+constexpr int64_t kSampledRandom = 4;   // and seeded random ones beside them
+
+// The first row of every chunk (at most kSampledSpread of them, evenly spread) and the last row,
+// so a wrong chunk or a wrong partial last chunk shows, and kSampledRandom seeded random rows.
+std::vector<int64_t> sample_indices(int64_t count, int64_t step, uint64_t seed) {
+  std::vector<int64_t> out;
+  const int64_t steps = gpu100::ceil_div<int64_t>(count, step);
+  const int64_t every = gpu100::ceil_div<int64_t>(steps, kSampledSpread);
+  for (int64_t c = 0; c < steps; c += every) out.push_back(c * step);
+  out.push_back(count - 1);
+  for (int32_t r : gpu100::random_ints(size_t(kSampledRandom), seed, 0, int32_t(count - 1)))
+    out.push_back(r);
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+SampledReference sampled_reference(const Problem& p, int64_t chunk, uint64_t seed) {
+  const int64_t h = p.h, v = p.v;
+  SampledReference ref;
+  ref.inv = inverse_valid(p);
+  ref.rows = sample_indices(p.n, chunk, seed + 3);
+  ref.dw_rows = sample_indices(v, kBM, seed + 4);  // a row in each tile of dW's rows, as spread
+  const size_t rows = ref.rows.size();
+  ref.row_loss.assign(rows, 0.0);
+  ref.row_loss_bound.assign(rows, 0.0);
+  ref.dz.assign(rows * size_t(v), 0.0);
+  ref.dz_bound.assign(rows * size_t(v), 0.0);
+  ref.dx.assign(rows * size_t(h), 0.0);
+  ref.dx_bound.assign(rows * size_t(h), 0.0);
+  for (size_t i = 0; i < rows; ++i) {
+    if (p.t[size_t(ref.rows[i])] == kIgnoreIndex) continue;  // all of it exactly 0
+    const RowReference row = reference_row(p, ref.rows[i], ref.inv);
+    ref.row_loss[i] = row.loss;
+    ref.row_loss_bound[i] = 2.0 * row.loss_err;
+    for (int64_t j = 0; j < v; ++j) {
+      ref.dz[i * size_t(v) + size_t(j)] = row.g[size_t(j)];
+      ref.dz_bound[i * size_t(v) + size_t(j)] = 2.0 * row.eg[size_t(j)];
+    }
+    add_dx_row(p, row, ref.dx.data() + i * size_t(h), ref.dx_bound.data() + i * size_t(h));
+  }
+  for (double& b : ref.dx_bound) b *= 2.0;
+  return ref;
+}
+
+// What the unfused path leaves in its workspace: every row's loss and the whole dZ.
+struct Intermediates {
+  std::vector<float> loss_rows, dz;
+};
+
+gpu100::CheckResult check_sampled(const Problem& p, const Outputs& got, const Intermediates& mid,
+                                  const SampledReference& ref) {
+  const int64_t n = p.n, h = p.h, v = p.v;
+  std::vector<double> row_loss, dz, dx;
+  for (int64_t r : ref.rows) {
+    row_loss.push_back(mid.loss_rows[size_t(r)]);
+    dz.insert(dz.end(), mid.dz.begin() + r * v, mid.dz.begin() + (r + 1) * v);
+    dx.insert(dx.end(), got.dx.begin() + r * h, got.dx.begin() + (r + 1) * h);
+  }
+  gpu100::CheckResult c =
+      gpu100::compare_within(row_loss, ref.row_loss, ref.row_loss_bound, kBoundName);
+  c = gpu100::combine(c, gpu100::compare_within(dz, ref.dz, ref.dz_bound, kBoundName));
+  c = gpu100::combine(c, gpu100::compare_within(dx, ref.dx, ref.dx_bound, kBoundName));
+  // The mean of the path's own row losses, and its fp32 sum's roundings.
+  double loss_sum = 0;
+  for (float l : mid.loss_rows) loss_sum += l;
+  const double loss = loss_sum * ref.inv;
+  c = gpu100::combine(c, gpu100::compare_within(got.loss, {loss},
+                                                {2.0 * mean_loss_steps(n) * kU * std::fabs(loss)},
+                                                kBoundName));
+  // Rows of dW = dZ^T X from the path's own dZ: an fp32 dot product of N terms per entry.
+  std::vector<double> dw, dw_ref, dw_bound;
+  for (int64_t j : ref.dw_rows) {
+    std::vector<double> sum(size_t(h), 0.0), abs(size_t(h), 0.0);
+    for (int64_t r = 0; r < n; ++r) {
+      const double g = mid.dz[size_t(r * v + j)];
+      if (g == 0.0) continue;
+      const float* xr = p.x.data() + r * h;
+      for (int64_t k = 0; k < h; ++k) {
+        sum[size_t(k)] += g * double(xr[k]);
+        abs[size_t(k)] += std::fabs(g * double(xr[k]));
+      }
+    }
+    dw.insert(dw.end(), got.dw.begin() + j * h, got.dw.begin() + (j + 1) * h);
+    dw_ref.insert(dw_ref.end(), sum.begin(), sum.end());
+    for (double a : abs) dw_bound.push_back(2.0 * double(n) * kU * a);
+  }
+  return gpu100::combine(c, gpu100::compare_within(dw, dw_ref, dw_bound, kBoundName));
+}
+
 // What the versions are checked against, all of it computed before any version runs.
 struct Expected {
-  std::optional<Reference> cpu;    // where N V H makes it affordable
+  std::optional<Reference> cpu;                // where N V H makes it affordable
+  std::optional<SampledReference> sampled;     // where it does not
   std::optional<Outputs> unfused;  // the unfused path's own outputs, where unfused is selected
   gpu100::Tolerance cublas;        // cuBLAS against unfused, where there is no CPU reference
 };
 
-// The CPU reference costs about 3 N V H double operations; beyond a few seconds' worth the
-// versions are checked against each other only.
-std::optional<Reference> cpu_reference(gpu100::Report& report, const Problem& p) {
-  if (double(p.n) * double(p.v) * double(p.h) <= double(int64_t(1) << 30)) return reference(p);
-  report.note(
-      "N V H > 2^30: no CPU reference; fused is checked bit for bit against unfused, the "
-      "cuBLAS paths against unfused within gpu100::gemm_tolerance of their longest dot "
-      "product");
-  return std::nullopt;
+// The full CPU reference costs about 3 N V H double operations; beyond `full_max` (a few
+// seconds' worth) only sampled rows of it are computed, about 3 V H each.
+void cpu_reference(gpu100::Report& report, const Problem& p, int64_t chunk, uint64_t seed,
+                   double full_max, Expected& e) {
+  if (double(p.n) * double(p.v) * double(p.h) <= full_max) {
+    e.cpu = reference(p);
+    return;
+  }
+  e.sampled = sampled_reference(p, chunk, seed);
+  report.note(fmt::format(
+      "N V H > {:g}: CPU reference of {} sampled rows (their loss, dZ and dX) for unfused, and "
+      "{} rows of dW against unfused's own dZ; fused is checked bit for bit against unfused, "
+      "the cuBLAS paths against unfused within gpu100::gemm_tolerance of their longest dot "
+      "product",
+      full_max, e.sampled->rows.size(), e.sampled->dw_rows.size()));
 }
 
 gpu100::CheckResult check_cpu(const Outputs& got, const Reference& ref) {
@@ -577,11 +725,14 @@ gpu100::CheckResult check_cpu(const Outputs& got, const Reference& ref) {
   return gpu100::combine(c, gpu100::compare_within(got.dw, ref.dw, ref.dw_bound, kBoundName));
 }
 
-// Unfused is checked against the CPU; fused against the CPU and, bit for bit, against unfused;
-// the cuBLAS paths against the CPU, or without it against unfused within a GEMM tolerance.
-gpu100::CheckResult check_path(const Version& ver, const Outputs& got, const Expected& e) {
+// Unfused is checked against the CPU (sampled: with its own intermediates); fused against the
+// CPU and, bit for bit, against unfused; the cuBLAS paths against the CPU, or without it against
+// unfused within a GEMM tolerance.
+gpu100::CheckResult check_path(const Version& ver, const Problem& p, const Outputs& got,
+                               const Intermediates* mid, const Expected& e) {
   gpu100::CheckResult c;
   if (e.cpu) c = check_cpu(got, *e.cpu);
+  if (e.sampled && mid) c = check_sampled(p, got, *mid, *e.sampled);
   if (!e.unfused) return c;
   const Outputs& want = *e.unfused;
   if (ver.cublas && !e.cpu) {
@@ -629,7 +780,7 @@ void launch_version(const Version& ver, Path& path, const Shape& s, gpu100::Cubl
         st);
 }
 
-gpu100::Measure measure_version(const Version& ver, Path& path, const Shape& s,
+gpu100::Measure measure_version(const Version& ver, const Problem& p, Path& path, const Shape& s,
                                 gpu100::CublasHandle& handle, const Expected& expected) {
   return {
       .name = ver.name,
@@ -642,18 +793,17 @@ gpu100::Measure measure_version(const Version& ver, Path& path, const Shape& s,
             path.io.loss.poison();
             path.ws.z.poison();
           },
-      .check = [&ver, &path, &expected] { return check_path(ver, download(path.io), expected); },
+      .check =
+          [&ver, &p, &path, &expected] {
+            // Own unfused: its workspace holds every row's loss and dZ after the run.
+            std::optional<Intermediates> mid;
+            if (expected.sampled && !ver.fused && !ver.cublas)
+              mid = Intermediates{path.ws.loss_rows.download(), path.ws.z.download()};
+            return check_path(ver, p, download(path.io), mid ? &*mid : nullptr, expected);
+          },
       .work = 3.0 * gpu100::gemm_flops(s.n, s.v, s.h),
       .role = ver.cublas && ver.fused ? gpu100::Role::baseline : gpu100::Role::version,
       .vendor = ver.cublas};
-}
-
-// The measurement of the version called `name`.
-const gpu100::Measured& measured_of(const char* name, const std::vector<gpu100::Measure>& runs,
-                                    const std::vector<gpu100::Measured>& measured) {
-  for (size_t i = 0; i < runs.size(); ++i)
-    if (runs[i].name == name) return measured[i];
-  throw std::logic_error(fmt::format("no version called {}", name));
 }
 
 // On a GPU, fused's time beside unfused's; and how fused was checked when unfused did not run.
@@ -682,6 +832,9 @@ int main(int argc, char** argv) {
   cli.size("vocab", v, 129, "rows of W (V)", kMaxRows);
   cli.option("chunk", chunk_arg, "rows per chunk of the fused paths (0: about N H / V)", 0,
              1 << 24);
+  double full_reference_max = kFullReferenceMax;
+  cli.option("full-reference-max", full_reference_max,
+             "N V H beyond which the CPU reference is computed for sampled rows only", 0, 1e18);
   cli.flag("alloc-only", alloc_only,
            "measure each path's peak memory from its allocations alone, no kernels");
   cli.kernels_of(kVersions);
@@ -707,8 +860,8 @@ int main(int argc, char** argv) {
 
     report.add_check("reference gradient (finite differences)", gradient_check());
     const Problem p = make_problem(n, h, v, ctx.seed());
-    Expected expected{.cpu = cpu_reference(report, p),
-                      .cublas = gpu100::gemm_tolerance(std::max(n, v))};
+    Expected expected{.cublas = gpu100::gemm_tolerance(std::max(n, v))};
+    cpu_reference(report, p, chunk, ctx.seed(), full_reference_max, expected);
     // Each own path run once for its peak memory; the unfused run's outputs are what fused must
     // reproduce bit for bit.
     const Peak unf_peak = measure_peak(&p, s, n, false),
@@ -719,11 +872,11 @@ int main(int argc, char** argv) {
     gpu100::CublasHandle handle;
     std::vector<gpu100::Measure> runs;
     for (const Version& ver : kVersions)
-      runs.push_back(measure_version(ver, ver.fused ? fused : unfused, s, handle, expected));
+      runs.push_back(measure_version(ver, p, ver.fused ? fused : unfused, s, handle, expected));
     const auto measured = ctx.measure_all(runs);
 
     report.table(memory_table(unf_peak, fus_peak, n, chunk, false));
-    note_fused(ctx, expected, measured_of("unfused", runs, measured),
-               measured_of("fused", runs, measured));
+    note_fused(ctx, expected, gpu100::measured_of("unfused", runs, measured),
+               gpu100::measured_of("fused", runs, measured));
   });
 }
