@@ -39,6 +39,7 @@
 #include <cstdint>
 #include <cub/cub.cuh>
 #include <cuda/atomic>
+#include <functional>
 #include <iterator>
 #include <stdexcept>
 #include <vector>
@@ -351,6 +352,12 @@ const Hierarchical kHierarchical[] = {
      kCoarseBlock* kCoarseItems},
 };
 
+// A version's check: its output, exactly, against the CPU scan.
+std::function<gpu100::CheckResult()> scan_check(const gpu100::DeviceBuffer<int>& out,
+                                               const std::vector<int>& ref) {
+  return [&out, &ref] { return gpu100::compare_exact(out.download(), ref); };
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -375,9 +382,6 @@ int main(int argc, char** argv) {
     if (gpu100::ceil_div<int64_t>(n, kKoggeStoneBlock) > ctx.device().max_grid_x)
       throw std::runtime_error("n needs more blocks than the grid allows");
     const double bytes = 8.0 * double(n);  // read every input and write every output once
-    auto check = [&](const gpu100::DeviceBuffer<int>& out) {
-      return [&ref, out = &out] { return gpu100::compare_exact(out->download(), ref); };
-    };
 
     // Baseline: CUB's single-pass decoupled look-back scan, temp storage allocated up front.
     // n <= kMaxN < 2^31, so a 32-bit item count is enough (and selects CUB's 32-bit offsets).
@@ -394,7 +398,7 @@ int main(int argc, char** argv) {
                                                         d_cub.data(), cub_n, s));
              },
          .reset = [&] { d_cub.poison(); },
-         .check = check(d_cub),
+         .check = scan_check(d_cub, ref),
          .work = bytes,
          .role = gpu100::Role::baseline}};
 
@@ -409,7 +413,7 @@ int main(int argc, char** argv) {
                                               levels[i], 0, s);
                           },
                       .reset = [&] { d_out.poison(); },
-                      .check = check(d_out),
+                      .check = scan_check(d_out, ref),
                       .work = bytes});
     }
     constexpr int kLookbackTile = kCoarseBlock * kCoarseItems;
@@ -422,7 +426,7 @@ int main(int argc, char** argv) {
                                                     d_state.bytes(), s);
                         },
                     .reset = [&] { d_out.poison(); },
-                    .check = check(d_out),
+                    .check = scan_check(d_out, ref),
                     .work = bytes});
     ctx.measure_all(runs);
 
