@@ -14,9 +14,11 @@
 // Shuffles, votes, match, redux, ldmatrix and mma move registers only: they do not order memory.
 //
 // Two kinds of unordered conflicts are defined, and are not reported:
-//   - the lanes of one warp storing equal values to one address in one st instruction (the CUDA
-//     Programming Guide: one of the writes succeeds; which one is unspecified when the values
-//     differ, and that is reported);
+//   - a st storing the very bytes the conflicting write (the location's latest) stored, from any
+//     thread: the outcome does not depend on their order. Lanes of one st instruction storing
+//     different values to one address are reported as such (the CUDA Programming Guide: which
+//     lane's write succeeds is unspecified). An access unordered with either write is still
+//     checked: the earlier stays the write record, the equal store takes a read slot, marked;
 //   - a plain load whose only conflicts are other threads' atomic writes, when a later atom.cas of
 //     the same thread on the same location compares against the value it read: the CAS loops of
 //     CUDA's own headers (atomicAdd on bf16 for sm_80) and of the Programming Guide seed their
@@ -214,6 +216,8 @@ constexpr uint32_t kPcMask = 0x00FFFFFFu;
 constexpr uint32_t fStrong = 1u << 24, fAtomic = 1u << 25, fCta = 1u << 26;
 constexpr uint32_t fRelease = 1u << 27;  // a write right after a fence, or .release
 constexpr uint32_t fSplit = 1u << 31;    // granule cell: its bytes are in the byte cells
+// A read slot holding a store of the bytes the location's write record stored (see s_op).
+constexpr uint32_t fEqualStore = 1u << 28;
 
 // Shared: clock (bits 0-31), instruction (32-49), strong, atomic, release, split (50-53), thread
 // (54-63).
@@ -224,6 +228,9 @@ struct SCell {
 constexpr int kSPcBits = 18;
 constexpr uint64_t sStrong = 1ull << 50, sAtomic = 1ull << 51, sRelease = 1ull << 52,
                    sSplit = 1ull << 53;
+// The split bit has no use in a read slot: there it marks a store of the bytes the location's write
+// record stored (see s_op).
+constexpr uint64_t sEqualStore = sSplit;
 inline uint32_t s_clock(SRec r) { return uint32_t(r); }
 inline uint32_t s_pc(SRec r) { return uint32_t(r >> 32) & ((1u << kSPcBits) - 1); }
 inline uint32_t s_tid(SRec r) { return uint32_t(r >> 54); }
@@ -722,28 +729,41 @@ StoreLanes store_lanes(const Ctx& c, bool shared, uint32_t prev_t) {
   return std::memcmp(mine, theirs, n) == 0 ? kEqualValue : kOtherValue;
 }
 
+// A plain store conflicting with the latest write of its location, before it is applied: memory
+// holds what that write stored, so a store of the same bytes changes nothing in either order.
+bool stores_what_memory_holds(const Ctx& c, bool shared) {
+  uint8_t mine[64];
+  const uint32_t n = stored_bytes(*c.x, c.x->k->code[c.pc], int(c.t % 32), mine);
+  const uint8_t* mem = shared ? c.x->b->shared.data() + c.addr : reinterpret_cast<const uint8_t*>(c.addr);
+  return n == c.size && std::memcmp(mem, mine, n) == 0;
+}
+
 inline bool plain_read(uint32_t kind) { return (kind & kRead) && !(kind & (kWrite | kStrong)); }
 
 // An unordered, non-exempt conflict with the earlier write (or atomic) of thread `prev_t` of
 // block `prev_block`, or with its earlier read: reported, held, or (equal stores of one
 // instruction) defined.
-__attribute__((noinline, cold)) void conflict(Ctx& c, bool shared, uint64_t prev_block,
+__attribute__((noinline, cold)) bool conflict(Ctx& c, bool shared, uint64_t prev_block,
                                               uint32_t prev_t, uint32_t prev_pc, bool prev_write,
                                               bool prev_atomic, bool prev_strong) {
   const char* name = prev_atomic ? "atomic" : prev_write ? "write" : "read";
-  if (prev_write && !prev_atomic && (c.kind & kStore) && prev_block == c.bs->block) {
-    switch (store_lanes(c, shared, prev_t)) {
-      case kEqualValue: return;
-      case kOtherValue: return race(c, shared, prev_block, prev_t, prev_pc, name, kLanesDiffer);
-      case kOtherStore: break;
+  if (prev_write && !prev_atomic && (c.kind & kStore)) {
+    if (prev_block == c.bs->block) {
+      switch (store_lanes(c, shared, prev_t)) {
+        case kEqualValue: return false;
+        case kOtherValue: return race(c, shared, prev_block, prev_t, prev_pc, name, kLanesDiffer), false;
+        case kOtherStore: break;
+      }
     }
+    if (stores_what_memory_holds(c, shared)) return true;
   }
   const uint32_t prev_key = uint32_t(prev_block * c.bs->tpb + prev_t);
   if (prev_atomic && plain_read(c.kind))
-    return hold(c, shared, c.bs->key_base + c.t, prev_block, prev_t, prev_pc, name);
+    return hold(c, shared, c.bs->key_base + c.t, prev_block, prev_t, prev_pc, name), false;
   if (!prev_write && !prev_strong && (c.kind & kAtomic))
-    return hold(c, shared, prev_key, prev_block, prev_t, prev_pc, name);
+    return hold(c, shared, prev_key, prev_block, prev_t, prev_pc, name), false;
   race(c, shared, prev_block, prev_t, prev_pc, name);
+  return false;
 }
 
 // Two strong accesses do not race (PTX: morally strong), unless one is .cta-scoped and they are
@@ -770,17 +790,29 @@ inline bool s_exempt(const Ctx& c, SRec r, uint64_t me, bool prev_is_write) {
 inline void s_op(Ctx& c, SCell& cell, uint32_t nbytes, uint64_t me, bool race_on, bool init_on) {
   const bool rd = c.kind & kRead, wr = c.kind & kWrite;
   if (init_on && rd && s_clock(cell.w) < c.bs->start) c.uninit += nbytes;
+  bool unchanged = false;  // a store of the bytes of an unordered write record: it changes nothing
+  SRec kept = 0;           // an equal store in a read slot this store is unordered with
   if (race_on) {
     if (!s_ordered(c, cell.w) && !s_exempt(c, cell.w, me, true))
-      conflict(c, true, c.bs->block, s_tid(cell.w), s_pc(cell.w), true, cell.w & sAtomic, cell.w & sStrong);
+      unchanged = conflict(c, true, c.bs->block, s_tid(cell.w), s_pc(cell.w), true, cell.w & sAtomic,
+                           cell.w & sStrong);
     if (wr)
       for (SRec r : cell.r)
-        if (!s_ordered(c, r) && !s_exempt(c, r, me, false))
-          conflict(c, true, c.bs->block, s_tid(r), s_pc(r), false, false, r & sStrong);
+        if (!s_ordered(c, r) && !s_exempt(c, r, me, (r & sEqualStore) != 0) &&
+            conflict(c, true, c.bs->block, s_tid(r), s_pc(r), (r & sEqualStore) != 0, false, r & sStrong))
+          kept = r;
   }
   if (wr) {
+    // Both equal stores stay known, so that a later access unordered with either is checked: the
+    // write record keeps the earlier one, a read slot the later (a later write checks it as one).
+    if (unchanged) {
+      cell.r[0] = me | sEqualStore;
+      cell.r[1] = kept;
+      return;
+    }
     cell.w = me;
-    cell.r[0] = cell.r[1] = 0;
+    cell.r[0] = kept;
+    cell.r[1] = 0;
     return;
   }
   // A read replaces a read it follows (the same thread's, or one ordered before it): any write
@@ -811,15 +843,26 @@ inline bool g_exempt(const Ctx& c, const GRec& r, uint32_t mepc, bool prev_is_wr
 inline void g_op(Ctx& c, GCell& cell, const GRec& me, uint32_t base) {
   const bool wr = c.kind & kWrite;
   const uint32_t tpb = c.bs->tpb;
+  bool unchanged = false;  // as in s_op
   if (!g_ordered(c, cell.w, base) && !g_exempt(c, cell.w, me.pc, true))
-    conflict(c, false, cell.w.key / tpb, cell.w.key % tpb, cell.w.pc & kPcMask, true,
-             cell.w.pc & fAtomic, cell.w.pc & fStrong);
+    unchanged = conflict(c, false, cell.w.key / tpb, cell.w.key % tpb, cell.w.pc & kPcMask, true,
+                         cell.w.pc & fAtomic, cell.w.pc & fStrong);
   if (wr) {
+    GRec kept{};  // as in s_op
     for (const GRec& r : cell.r)
-      if (!g_ordered(c, r, base) && !g_exempt(c, r, me.pc, false))
-        conflict(c, false, r.key / tpb, r.key % tpb, r.pc & kPcMask, false, false, r.pc & fStrong);
+      if (!g_ordered(c, r, base) && !g_exempt(c, r, me.pc, (r.pc & fEqualStore) != 0) &&
+          conflict(c, false, r.key / tpb, r.key % tpb, r.pc & kPcMask, (r.pc & fEqualStore) != 0, false,
+                   r.pc & fStrong))
+        kept = r;
+    if (unchanged) {
+      cell.r[0] = me;
+      cell.r[0].pc |= fEqualStore;
+      cell.r[1] = kept;
+      return;
+    }
     cell.w = me;
-    cell.r[0].clock = cell.r[1].clock = 0;
+    cell.r[0] = kept;
+    cell.r[1].clock = 0;
     return;
   }
   if (g_ordered(c, cell.r[0], base)) cell.r[0] = me;

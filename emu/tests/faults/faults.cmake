@@ -349,7 +349,7 @@ target_link_libraries(fault_child_oob PRIVATE ${GPU100_CUDADEVRT})
 fault_check(race_store_lanes KERNEL k_flag_lane BLOCK "0,0,0" THREAD "7,0,0"
   INST "st\\.global\\.[bsu]32 "
   WHAT "race on global memory at address 0x[0-9a-f]+ \\(0 bytes into a cudaMalloc allocation of 32 bytes at 0x[0-9a-f]+\\): this write of 4 bytes and an earlier write by block \\(0,0,0\\) thread \\(2,0,0\\), 'st\\.global\\.[bsu]32 [^']*' at ([^\n]*[ (])?race_store_lanes\\.cu:@PARTNER@([^0-9,][^,]*)?, in the same execution of this store by one warp, storing a different value \\(which lane's value lands is unspecified; lanes storing equal values are not reported\\)")
-# Equal values from different warps are still a race.
+# Different values stored by different warps are a race; equal ones (--fixed) are not.
 fault_check(race_store_warps KERNEL k_any_negative BLOCK "0,0,0" THREAD "[0-9]+,0,0"
   INST "st\\.shared\\.[bsu]32 "
   WHAT "race on shared memory at address 0x0: this write of 4 bytes and an earlier write by block \\(0,0,0\\) thread \\([0-9]+,0,0\\), 'st\\.shared\\.[bsu]32 [^']*' at ([^\n]*[ (])?race_store_warps\\.cu:@PARTNER@([^0-9,][^,]*)?, ${unordered}")

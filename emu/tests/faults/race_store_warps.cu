@@ -1,36 +1,22 @@
-// Planted bug: the warps of a block store the same value to one flag, with nothing ordering their
-// stores. The CUDA Programming Guide defines equal stores by the threads of one warp in one
-// instruction, not stores by different warps: those are a data race in the PTX memory model
-// (a write-write conflict between threads that no barrier or release/acquire orders), whatever
-// the values.
-// Expected: the checks report warp 1's store against warp 0's store, and the launch fails
-// (cudaErrorLaunchFailure). --fixed: each warp stores its own flag (the lanes of one warp storing
-// one value in one instruction, which is defined), and thread 0 combines them after
-// __syncthreads().
+// Planted bug: the warps of a block record which warp saw a negative input in one shared flag, each
+// storing its own number, with nothing ordering their stores: which warp's number lands depends
+// on their order (a write-write race in the PTX memory model, with different values).
+// Expected: the checks report one warp's store against another warp's store, and the launch fails
+// (cudaErrorLaunchFailure). --fixed: every warp that saw a negative stores the same value, 1: the
+// flag ends the same whichever store lands last, which the checks do not report; thread 0 reads
+// it after __syncthreads().
 #include "fault_common.h"
 
-constexpr int kThreads = 128, kWarpsPerBlock = kThreads / 32, kBlocks = 2;
+constexpr int kThreads = 128, kBlocks = 2;
 
 __global__ void k_any_negative(const int* in, int* any, int fixed) {
-  __shared__ int warp_any[kWarpsPerBlock];
+  __shared__ int flag;
   const int t = threadIdx.x, i = blockIdx.x * kThreads + t;
-  if (fixed) {
-    if (t % 32 == 0) warp_any[t / 32] = 0;
-    __syncwarp();
-    if (in[i] < 0) warp_any[t / 32] = 1;
-    __syncthreads();
-    if (t == 0) {
-      int a = 0;
-      for (int w = 0; w < kWarpsPerBlock; ++w) a |= warp_any[w];
-      any[blockIdx.x] = a;
-    }
-  } else {
-    if (t == 0) warp_any[0] = 0;
-    __syncthreads();
-    if (in[i] < 0) warp_any[0] = 1;  // PLANTED
-    __syncthreads();
-    if (t == 0) any[blockIdx.x] = warp_any[0];
-  }
+  if (t == 0) flag = 0;
+  __syncthreads();
+  if (in[i] < 0) flag = fixed ? 1 : t / 32 + 1;  // PLANTED
+  __syncthreads();
+  if (t == 0) any[blockIdx.x] = flag != 0;
 }
 
 int main(int argc, char** argv) {
