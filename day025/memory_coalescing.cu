@@ -308,6 +308,25 @@ gpu100::CheckResult all_points(const std::vector<gpu100::Measured>& rs) {
   return c;
 }
 
+// A version or a sweep point: the pattern summed on the GPU, the total checked exactly.
+gpu100::Measure measure_sum(std::string name, bool vec4, const Pattern& p, int64_t expected,
+                            gpu100::Role role, const gpu100::DeviceBuffer<int32_t>& d_in,
+                            gpu100::DeviceBuffer<int64_t>& d_partials) {
+  return {.name = std::move(name),
+          .launch = [&d_in, &d_partials, vec4, p, grid = grid_of(vec4)](cudaStream_t s) {
+            launch(vec4, grid, d_in.data(), p, d_partials.data(), s);
+          },
+          .reset = [&d_partials] { d_partials.poison(); },
+          .check = [&d_partials, expected, grid = grid_of(vec4)] {
+            const auto partials = d_partials.download();
+            const int64_t got =
+                std::accumulate(partials.begin(), partials.begin() + grid, int64_t(0));
+            return gpu100::compare_exact(&got, &expected, 1);
+          },
+          .work = 4.0 * double(p.count),
+          .role = role};
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -330,23 +349,9 @@ int main(int argc, char** argv) {
     // Baseline: the copy of the whole buffer (its rate counts the read and the write).
     const double copy_gbps = ctx.copy_baseline(size_t(n) * sizeof(int32_t)).gbps;
 
-    // A version or a sweep point: the pattern summed on the GPU, the total checked exactly.
     auto sum_of = [&](std::string name, bool vec4, const Pattern& p, int64_t expected,
                       gpu100::Role role) {
-      return gpu100::Measure{
-          .name = std::move(name),
-          .launch = [&, vec4, p, grid = grid_of(vec4)](cudaStream_t s) {
-            launch(vec4, grid, d_in.data(), p, d_partials.data(), s);
-          },
-          .reset = [&] { d_partials.poison(); },
-          .check = [&, expected, grid = grid_of(vec4)] {
-            const auto partials = d_partials.download();
-            const int64_t got =
-                std::accumulate(partials.begin(), partials.begin() + grid, int64_t(0));
-            return gpu100::compare_exact(&got, &expected, 1);
-          },
-          .work = 4.0 * double(p.count),
-          .role = role};
+      return measure_sum(std::move(name), vec4, p, expected, role, d_in, d_partials);
     };
 
     std::vector<gpu100::Measure> runs;
