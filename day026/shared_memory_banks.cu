@@ -288,6 +288,27 @@ gpu100::CheckResult all_points(const std::vector<gpu100::Measured>& rs) {
   return c;
 }
 
+// Pattern i on `blocks` blocks; every thread's sum checked against the replay of one block.
+gpu100::Measure measure_probe(std::string name, size_t i, unsigned blocks, gpu100::Role role,
+                              const Probe& probe, gpu100::DeviceBuffer<uint32_t>& d_sums,
+                              const std::vector<uint32_t>& data, const LaneWords& words) {
+  return {.name = std::move(name),
+          .launch = [&probe, i, blocks](cudaStream_t s) { launch(probe, i, blocks, s); },
+          .reset = [&d_sums] { d_sums.poison(); },
+          .check =
+              [&d_sums, &data, &words, trips = probe.trips, blocks] {
+                const auto one = replay(data, words, trips);
+                std::vector<uint32_t> expected(size_t(blocks) * kThreads), got(expected.size());
+                for (size_t j = 0; j < expected.size(); ++j) expected[j] = one[j % kThreads];
+                d_sums.download(got.data(), got.size());
+                return gpu100::compare_exact(got, expected);
+              },
+          // 4 bytes to each of 32 lanes per warp access
+          .work = 128.0 * double(kWarps) * double(probe.trips) * kUnroll * blocks,
+          .role = role,
+          .flush_l2 = false};  // no DRAM traffic
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -333,24 +354,8 @@ int main(int argc, char** argv) {
     gpu100::DeviceBuffer<long long> d_cycles(grid);
     const Probe probe{d_data.data(), d_patterns.data(), d_sums.data(), d_cycles.data(), int(trips)};
 
-    // Pattern i on `blocks` blocks; every thread's sum checked against the replay of one block.
     auto probe_run = [&](std::string name, size_t i, unsigned blocks, gpu100::Role role) {
-      return gpu100::Measure{
-          .name = std::move(name),
-          .launch = [&, i, blocks](cudaStream_t s) { launch(probe, i, blocks, s); },
-          .reset = [&] { d_sums.poison(); },
-          .check =
-              [&, i, blocks] {
-                const auto one = replay(data, patterns[i], int(trips));
-                std::vector<uint32_t> expected(size_t(blocks) * kThreads), got(expected.size());
-                for (size_t j = 0; j < expected.size(); ++j) expected[j] = one[j % kThreads];
-                d_sums.download(got.data(), got.size());
-                return gpu100::compare_exact(got, expected);
-              },
-          // 4 bytes to each of 32 lanes per warp access
-          .work = 128.0 * double(kWarps) * double(trips) * kUnroll * blocks,
-          .role = role,
-          .flush_l2 = false};  // no DRAM traffic
+      return measure_probe(std::move(name), i, blocks, role, probe, d_sums, data, patterns[i]);
     };
 
     // ---- every SM, timed with events: the row read as the baseline, then the versions --------
