@@ -230,6 +230,23 @@ std::vector<gpu100::Cell> sweep_row(double skew, const std::vector<gpu100::Measu
   return row;
 }
 
+// Version v on the input in d_in, its histogram checked exactly against the CPU's.
+gpu100::Measure measure_histogram(const Version& v, std::string name, gpu100::Role role,
+                                  const gpu100::DeviceBuffer<uint8_t>& d_in,
+                                  gpu100::DeviceBuffer<unsigned>& d_hist, int64_t n,
+                                  const std::vector<unsigned>& ref, int max_grid_x) {
+  return {.name = std::move(name),
+          .kernel = v.name,
+          .launch = [&v, &d_in, &d_hist, n, grid = grid_of(v, n, max_grid_x)](
+                        cudaStream_t st) { launch(v, grid, d_in.data(), n, d_hist.data(), st); },
+          // The launch's own memset overwrites the poison; it still catches a launch that
+          // forgets the memset (its counts would start from 0xFFFFFFFF).
+          .reset = [&d_hist] { d_hist.poison(); },
+          .check = [&d_hist, &ref] { return gpu100::compare_exact(d_hist.download(), ref); },
+          .work = double(n),
+          .role = role};
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -274,17 +291,8 @@ int main(int argc, char** argv) {
       d_in.upload(input);
       // The main table's rows are the points of its two inputs; the others are sweep points.
       auto run = [&](const Version& v, std::string name, gpu100::Role role) {
-        return gpu100::Measure{
-            .name = std::move(name),
-            .kernel = v.name,
-            .launch = [&, grid = grid_of(v, n, ctx.device().max_grid_x)](
-                          cudaStream_t st) { launch(v, grid, d_in.data(), n, d_hist.data(), st); },
-            // The launch's own memset overwrites the poison; it still catches a launch that
-            // forgets the memset (its counts would start from 0xFFFFFFFF).
-            .reset = [&] { d_hist.poison(); },
-            .check = [&] { return gpu100::compare_exact(d_hist.download(), ref); },
-            .work = double(n),
-            .role = role};
+        return measure_histogram(v, std::move(name), role, d_in, d_hist, n, ref,
+                                 ctx.device().max_grid_x);
       };
       std::vector<gpu100::Measure> runs;
       for (const Version* v : selected) {
