@@ -40,6 +40,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cuda/atomic>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -355,6 +356,11 @@ gpu100::Table level_table(const Search& s, const std::vector<std::string>& names
   return t;
 }
 
+// The rate of a search: the edges it traverses, in billions per second.
+std::function<double(double)> edges_per_s(const Search& s) {
+  return [traversed = double(s.traversed_edges)](double ms) { return traversed / (ms * 1e6); };
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -405,9 +411,6 @@ int main(int argc, char** argv) {
 
     // 0x55 in every byte is no level a search writes: a vertex left unwritten fails the check.
     auto poison = [&] { CUDA_CHECK(cudaMemset(d_level.data(), 0x55, d_level.bytes())); };
-    auto edges_per_s = [](const Search& s) {
-      return [traversed = double(s.traversed_edges)](double ms) { return traversed / (ms * 1e6); };
-    };
     std::vector<gpu100::Measure> runs;
     for (const Version& v : kVersions) {
       runs.push_back({.name = v.name,
