@@ -1540,26 +1540,26 @@ cudaError_t cudaGraphAddEmptyNode(cudaGraphNode_t* node, cudaGraph_t g, const cu
   n->kind = Node::empty;
   return set_error(add_node(node, g, deps, count, std::move(n)));
 }
-cudaError_t cudaGraphAddEventRecordNode(cudaGraphNode_t* node, cudaGraph_t g, const cudaGraphNode_t* deps,
-                                        size_t count, cudaEvent_t event) {
+namespace {
+cudaError_t add_event_node(cudaGraphNode_t* node, cudaGraph_t g, const cudaGraphNode_t* deps,
+                           size_t count, cudaEvent_t event, Node::Kind kind) {
   EMU_API_LOCK();
   EMU_STICKY();
   if (!event) return set_error(cudaErrorInvalidValue);
   auto n = std::make_unique<Node>();
-  n->kind = Node::event_record;
+  n->kind = kind;
   n->event = reinterpret_cast<EventImpl*>(event);
   return set_error(add_node(node, g, deps, count, std::move(n)));
+}
+}  // namespace
+cudaError_t cudaGraphAddEventRecordNode(cudaGraphNode_t* node, cudaGraph_t g, const cudaGraphNode_t* deps,
+                                        size_t count, cudaEvent_t event) {
+  return add_event_node(node, g, deps, count, event, Node::event_record);
 }
 // Work before the graph launch has already run when the launch starts, so the wait is ordering only.
 cudaError_t cudaGraphAddEventWaitNode(cudaGraphNode_t* node, cudaGraph_t g, const cudaGraphNode_t* deps,
                                       size_t count, cudaEvent_t event) {
-  EMU_API_LOCK();
-  EMU_STICKY();
-  if (!event) return set_error(cudaErrorInvalidValue);
-  auto n = std::make_unique<Node>();
-  n->kind = Node::event_wait;
-  n->event = reinterpret_cast<EventImpl*>(event);
-  return set_error(add_node(node, g, deps, count, std::move(n)));
+  return add_event_node(node, g, deps, count, event, Node::event_wait);
 }
 cudaError_t cudaGraphAddDependencies(cudaGraph_t g, const cudaGraphNode_t* from, const cudaGraphNode_t* to,
                                      const cudaGraphEdgeData* edges, size_t count) {
