@@ -148,7 +148,7 @@ gpu100::Cell kib(size_t bytes) {
 
 gpu100::Table properties_table(const std::vector<DeviceColumn>& devices, int current) {
   gpu100::Table t;
-  t.title = "Visible devices (peaks are theoretical: computed from device attributes)";
+  t.title = "Visible devices (peaks are theoretical: device attributes times per-SM rates)";
   t.columns = {"property"};
   for (size_t i = 0; i < devices.size(); ++i)
     t.columns.push_back(fmt::format("GPU {}{}", i, int(i) == current ? " (this run)" : ""));

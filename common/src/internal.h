@@ -67,6 +67,9 @@ inline bool vendor_libraries_usable(const DeviceInfo& device) { return !device.e
 double dram_gbps(int mem_clock_khz, int bus_bits);
 // Dense FP16 tensor-core FLOPs per clock per SM (FMA = 2 FLOPs); 0 when unknown.
 int fp16_tensor_flops_per_clock_per_sm(int cc_major, int cc_minor);
+// The same for int8 (operations) and fp8 (FLOPs) inputs; 0 when the architecture has none.
+int int8_tensor_ops_per_clock_per_sm(int cc_major, int cc_minor);
+int fp8_tensor_flops_per_clock_per_sm(int cc_major, int cc_minor);
 // FP32 peak: every lane issues one FMA (2 FLOPs) per clock.
 double fp32_tflops(int sm_count, int lanes_per_sm, int sm_clock_khz);
 // Version integers from cudaDriverGetVersion / cudaRuntimeGetVersion as "major.minor".

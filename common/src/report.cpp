@@ -240,7 +240,7 @@ void Report::print() const {
   for (const auto& v : versions_) row(v, false);
   print_table(t);
   if (have_limit)
-    fmt::print("limit: {} = {} {} (theoretical, from device attributes)\n", limit_label_,
+    fmt::print("limit: {} = {} {} (theoretical: SM count and clocks from device attributes, per-SM rates from common/src/device.cpp)\n", limit_label_,
                num(limit_value_), unit_);
   if (baseline_ && !baseline_->ran())
     fmt::print("baseline: {} {}\n", baseline_->name, baseline_->not_run);

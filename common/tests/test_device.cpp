@@ -35,6 +35,21 @@ TEST(Limits, TensorPeakOfH100) {
   EXPECT_NEAR(d.peak_fp16_tensor_tflops(), 989.4, 0.5);
 }
 
+TEST(Limits, EightBitTensorPeaks) {
+  gpu100::DeviceInfo h100;
+  h100.cc_major = 9;
+  h100.sm_count = 132;
+  h100.sm_clock_khz = 1830000;
+  EXPECT_NEAR(h100.peak_int8_tensor_tops(), 1978.7, 0.5);  // datasheet: 1979 TOPS dense
+  EXPECT_NEAR(h100.peak_fp8_tensor_tflops(), 1978.7, 0.5);
+  gpu100::DeviceInfo a100;
+  a100.cc_major = 8;
+  a100.sm_count = 108;
+  a100.sm_clock_khz = 1410000;
+  EXPECT_NEAR(a100.peak_int8_tensor_tops(), 623.7, 0.5);   // datasheet: 624 TOPS dense
+  EXPECT_EQ(a100.peak_fp8_tensor_tflops(), 0.0);           // no fp8 before sm_89
+}
+
 TEST(Limits, VersionStrings) {
   EXPECT_EQ(gpu100::cuda_version_string(13000), "13.0");
   EXPECT_EQ(gpu100::cuda_version_string(12080), "12.8");

@@ -35,6 +35,8 @@ struct DeviceInfo {
   double peak_dram_gbps() const;
   double peak_fp32_tflops() const;
   double peak_fp16_tensor_tflops() const;  // dense, fp32 accumulate; 0 when unknown
+  double peak_int8_tensor_tops() const;    // dense, s8 x s8 -> s32; 0 when unknown
+  double peak_fp8_tensor_tflops() const;   // dense e4m3/e5m2, fp32 accumulate; 0 when none
 };
 
 // Queries device `id` (current device when id < 0) and makes it current.
