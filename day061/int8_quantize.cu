@@ -247,9 +247,9 @@ __global__ void dequantize_vec4(const uint8_t* __restrict__ q, const QParams* __
   float4* y4 = reinterpret_cast<float4*>(y);
   for (int64_t i = tid; i < n / 4; i += stride) {
     const uint32_t w = q4[i];
-    y4[i] = make_float4(dequantize_one<S>(uint8_t(w), p), dequantize_one<S>(uint8_t(w >> 8), p),
-                        dequantize_one<S>(uint8_t(w >> 16), p),
-                        dequantize_one<S>(uint8_t(w >> 24), p));
+    y4[i] =
+        make_float4(dequantize_one<S>(uint8_t(w), p), dequantize_one<S>(uint8_t(w >> 8), p),
+                    dequantize_one<S>(uint8_t(w >> 16), p), dequantize_one<S>(uint8_t(w >> 24), p));
   }
   for (int64_t i = n / 4 * 4 + tid; i < n; i += stride) y[i] = dequantize_one<S>(q[i], p);
 }
@@ -396,8 +396,8 @@ std::vector<float> params_bits(const QParams& p) {
 gpu100::CheckResult check_quantize(const Version& v, DeviceData& d, const Reference& ref) {
   const int k = int(v.scheme);
   const auto codes = gpu100::compare_exact(d.q.download(), ref.codes[k]);
-  const auto params = gpu100::compare_exact(params_bits(d.params.download()[0]),
-                                            params_bits(ref.params[k]));
+  const auto params =
+      gpu100::compare_exact(params_bits(d.params.download()[0]), params_bits(ref.params[k]));
   return gpu100::combine(codes, params);
 }
 
@@ -415,18 +415,20 @@ gpu100::Measure measure_version(const Version& v, DeviceData& d, const Reference
   const double bytes = quant ? 9.0 * double(n) : 5.0 * double(n);
   return {.name = v.name,
           .launch = [&v, &d, n, grid = grid_of(v, n)](cudaStream_t s) { launch(v, grid, d, n, s); },
-          .reset = [&v, &d, &ref, quant] {
-            if (quant) {
-              d.q.poison();
-              d.params.poison();
-            } else {
-              reset_dequantize(v, d, ref);
-            }
-          },
-          .check = [&v, &d, &ref, quant] {
-            return quant ? check_quantize(v, d, ref)
-                         : gpu100::compare_exact(d.y.download(), ref.values[int(v.scheme)]);
-          },
+          .reset =
+              [&v, &d, &ref, quant] {
+                if (quant) {
+                  d.q.poison();
+                  d.params.poison();
+                } else {
+                  reset_dequantize(v, d, ref);
+                }
+              },
+          .check =
+              [&v, &d, &ref, quant] {
+                return quant ? check_quantize(v, d, ref)
+                             : gpu100::compare_exact(d.y.download(), ref.values[int(v.scheme)]);
+              },
           .work = bytes};
 }
 
@@ -440,11 +442,11 @@ void note_scales(gpu100::Report& report, const std::vector<float>& x, const Refe
     std::vector<bool> used(256, false);
     for (size_t i = 0; i < x.size(); ++i)
       if (x[i] >= kBodyLo && x[i] < kBodyHi) used[ref.codes[k][i]] = true;
-    report.note(fmt::format("{}: scale {:.6g}, zero point {}; the body [{}, {}) uses {} of 256 "
-                            "codes; {} elements on exact .5 ties",
-                            s == Scheme::symmetric ? "symmetric" : "asymmetric", p.scale,
-                            p.zero_point, kBodyLo, kBodyHi, std::count(used.begin(), used.end(), true),
-                            count_ties(x, p)));
+    report.note(fmt::format(
+        "{}: scale {:.6g}, zero point {}; the body [{}, {}) uses {} of 256 "
+        "codes; {} elements on exact .5 ties",
+        s == Scheme::symmetric ? "symmetric" : "asymmetric", p.scale, p.zero_point, kBodyLo,
+        kBodyHi, std::count(used.begin(), used.end(), true), count_ties(x, p)));
   }
 }
 
