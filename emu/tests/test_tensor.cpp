@@ -47,6 +47,21 @@ double ref_f16(uint16_t h) {
 double ref_bf16(uint16_t h) {
   return bits_f32(static_cast<uint32_t>(h) << 16);
 }
+// e4m3: sign, 4-bit exponent (bias 7), 3-bit fraction; exponent 0 is subnormal; S.1111.111 is
+// the only NaN, there is no infinity (so S.1111.110 = 448 is the largest value).
+double ref_e4m3(uint8_t b) {
+  int s = b >> 7, e = (b >> 3) & 15, f = b & 7;
+  if (e == 15 && f == 7) return NAN;
+  double mag = e == 0 ? f / 8.0 * std::pow(2.0, -6) : (1.0 + f / 8.0) * std::pow(2.0, e - 7);
+  return s ? -mag : mag;
+}
+// e5m2: sign, 5-bit exponent (bias 15), 2-bit fraction, IEEE-like (exponent 31: inf or NaN).
+double ref_e5m2(uint8_t b) {
+  int s = b >> 7, e = (b >> 2) & 31, f = b & 3;
+  if (e == 31) return f ? NAN : (s ? -INFINITY : INFINITY);
+  double mag = e == 0 ? f / 4.0 * std::pow(2.0, -14) : (1.0 + f / 4.0) * std::pow(2.0, e - 15);
+  return s ? -mag : mag;
+}
 
 // Random elements. Values are kept in a moderate range so that sums stay far from overflow.
 uint16_t rand_f16(std::mt19937& rng, bool small_int) {
@@ -170,10 +185,31 @@ struct Mat {
         std::memcpy(&d, &b, 8);
         return d;
       }
+      case ElemType::E4M3:
+        return ref_e4m3(static_cast<uint8_t>(b));
+      case ElemType::E5M2:
+        return ref_e5m2(static_cast<uint8_t>(b));
     }
     return 0;
   }
 };
+
+// Random fp8 codes: small integers -4..4, or a random sign and fraction with an exponent of
+// 2^-3 .. 2^2 (the sums stay far from the f16 range's end).
+uint8_t rand_fp8(ElemType t, std::mt19937& rng, bool small_int) {
+  const bool e4 = t == ElemType::E4M3;
+  if (small_int) {  // the code of an integer -4..4, found through the reference decoder
+    const double v = static_cast<double>(static_cast<int>(rng() % 9) - 4);
+    for (int c = 0; c < 256; ++c) {
+      if ((e4 ? ref_e4m3(static_cast<uint8_t>(c)) : ref_e5m2(static_cast<uint8_t>(c))) == v) {
+        return static_cast<uint8_t>(c);
+      }
+    }
+  }
+  const uint8_t sign = (rng() & 1) << 7;
+  if (e4) return sign | static_cast<uint8_t>((4 + rng() % 6) << 3) | (rng() & 7);
+  return sign | static_cast<uint8_t>((12 + rng() % 6) << 2) | (rng() & 3);
+}
 
 Mat random_mat(int rows, int cols, ElemType t, std::mt19937& rng, bool small_int) {
   Mat m;
@@ -210,6 +246,10 @@ Mat random_mat(int rows, int cols, ElemType t, std::mt19937& rng, bool small_int
         std::memcpy(&b, &v, 8);
         break;
       }
+      case ElemType::E4M3:
+      case ElemType::E5M2:
+        b = rand_fp8(t, rng, small_int);
+        break;
     }
   }
   return m;
@@ -219,9 +259,10 @@ bool is16(ElemType t) {
   return t == ElemType::F16 || t == ElemType::BF16;
 }
 bool is8(ElemType t) {
-  return t == ElemType::S8 || t == ElemType::U8;
+  return t == ElemType::S8 || t == ElemType::U8 || t == ElemType::E4M3 || t == ElemType::E5M2;
 }
-// Elements per .b32 register ("containing four .s8 elements", "two .f16 elements", ...).
+// Elements per .b32 register ("containing four .s8 elements", "four .e4m3 elements", "two .f16
+// elements", ...).
 int per_reg(ElemType t) {
   return is8(t) ? 4 : is16(t) ? 2 : 1;
 }
@@ -1101,7 +1142,7 @@ RC isa_m8n8k16_a(int lane, int i) {
 RC isa_m8n8k16_b(int lane, int i) {
   return {threadID_in_group(lane) * 4 + i, groupID(lane)};
 }
-// m16n8k16 integer A (a0..a7): row = groupID for i < 4, groupID + 8 for i >= 4;
+// m16n8k16 integer (and .e4m3 / .e5m2) A (a0..a7): row = groupID for i < 4, groupID + 8 for i >= 4;
 //   col = (threadID_in_group * 4) + (i & 0x3)
 RC isa_m16n8k16_a8(int lane, int i) {
   return {i < 4 ? groupID(lane) : groupID(lane) + 8, threadID_in_group(lane) * 4 + (i & 0x3)};
@@ -1110,7 +1151,7 @@ RC isa_m16n8k16_a8(int lane, int i) {
 RC isa_m16n8k16_b8(int lane, int i) {
   return {threadID_in_group(lane) * 4 + i, groupID(lane)};
 }
-// m16n8k32 .s8/.u8 A (a0..a15): row = groupID for 0 <= i < 4 || 8 <= i < 12, groupID + 8
+// m16n8k32 .s8/.u8/.e4m3/.e5m2 A (a0..a15): row = groupID for 0 <= i < 4 || 8 <= i < 12, groupID + 8
 //   otherwise; col = (threadID_in_group * 4) + (i & 0x3) for i < 8, ... + 16 for i >= 8
 RC isa_m16n8k32_a(int lane, int i) {
   int row = ((0 <= i && i < 4) || (8 <= i && i < 12)) ? groupID(lane) : groupID(lane) + 8;
@@ -1174,14 +1215,14 @@ Mat run_isa_mma(const T::MmaDesc& desc, const Mat& A, const Mat& B, const Mat& C
   EXPECT_EQ(T::mma_unsupported_reason(desc), "") << dname(desc);
   EXPECT_EQ(T::mma_regs_a(desc), f.na / per_reg(desc.a)) << dname(desc);
   EXPECT_EQ(T::mma_regs_b(desc), f.nb / per_reg(desc.b)) << dname(desc);
-  EXPECT_EQ(T::mma_regs_c(desc), f.nc) << dname(desc);
-  EXPECT_EQ(T::mma_regs_d(desc), f.nc) << dname(desc);
+  EXPECT_EQ(T::mma_regs_c(desc), f.nc / per_reg(desc.c)) << dname(desc);  // f16: two per .f16x2
+  EXPECT_EQ(T::mma_regs_d(desc), f.nc / per_reg(desc.d)) << dname(desc);
   WarpFrag fd;
   for (auto& lane : fd) lane.fill(0xdeadbeefu);
   T::mma_sync(desc, distribute(A, f.a, f.na), distribute(B, f.b, f.nb), distribute(C, f.c, f.nc),
               fd);
   for (int lane = 0; lane < 32; ++lane) {
-    for (int r = f.nc; r < T::kMaxFragRegs; ++r) {
+    for (int r = f.nc / per_reg(desc.d); r < T::kMaxFragRegs; ++r) {
       EXPECT_EQ(fd[lane][r], 0xdeadbeefu) << dname(desc) << ": register beyond D written";
     }
   }
@@ -1359,6 +1400,79 @@ TEST(TensorMmaShapes, UnsupportedCombinationsAreRejected) {
   T::MmaDesc rz = desc4(S::M16N8K8, E::TF32, E::F32, E::F32);
   rz.rnd = T::Rnd::RZ;  // rounding modifiers are for f64 only
   bad.push_back(rz);
+  WarpFrag z{};
+  for (const auto& d : bad) {
+    EXPECT_NE(T::mma_unsupported_reason(d), "") << dname(d);
+    EXPECT_THROW(T::mma_sync(d, z, z, z, z), T::TensorError) << dname(d);
+  }
+}
+
+// =============================================================================================
+// fp8 mma (.e4m3 / .e5m2 multiplicands, sm_89+)
+
+TEST(TensorMmaFp8, DecodesEveryEncodingAsTheFormatDefines) {
+  for (int c = 0; c < 256; ++c) {
+    const uint8_t b = static_cast<uint8_t>(c);
+    const double e4 = T::e4m3_to_double(b), e5 = T::e5m2_to_double(b);
+    if (std::isnan(ref_e4m3(b))) {
+      EXPECT_TRUE(std::isnan(e4)) << c;
+    } else {
+      EXPECT_EQ(e4, ref_e4m3(b)) << c;
+      EXPECT_EQ(std::signbit(e4), std::signbit(ref_e4m3(b))) << c;
+    }
+    if (std::isnan(ref_e5m2(b))) {
+      EXPECT_TRUE(std::isnan(e5)) << c;
+    } else {
+      EXPECT_EQ(e5, ref_e5m2(b)) << c;
+      EXPECT_EQ(std::signbit(e5), std::signbit(ref_e5m2(b))) << c;
+    }
+  }
+  // Landmarks of the definitions.
+  EXPECT_EQ(T::e4m3_to_double(0x7e), 448.0);
+  EXPECT_TRUE(std::isnan(T::e4m3_to_double(0x7f)));
+  EXPECT_TRUE(std::isnan(T::e4m3_to_double(0xff)));
+  EXPECT_EQ(T::e4m3_to_double(0x01), std::ldexp(1.0, -9));
+  EXPECT_EQ(T::e4m3_to_double(0x08), std::ldexp(1.0, -6));
+  EXPECT_EQ(T::e4m3_to_double(0x38), 1.0);
+  EXPECT_EQ(T::e5m2_to_double(0x7b), 57344.0);
+  EXPECT_EQ(T::e5m2_to_double(0x7c), INFINITY);
+  EXPECT_EQ(T::e5m2_to_double(0xfc), -INFINITY);
+  EXPECT_TRUE(std::isnan(T::e5m2_to_double(0x7d)));
+  EXPECT_EQ(T::e5m2_to_double(0x01), std::ldexp(1.0, -16));
+  EXPECT_EQ(T::e5m2_to_double(0x3c), 1.0);
+}
+
+TEST(TensorMmaFp8, RandomMatricesMatchTheIsaLayoutsAndNaiveMatmul) {
+  uint32_t seed = 5000;
+  for (MmaShape s : {MmaShape::M16N8K16, MmaShape::M16N8K32}) {
+    for (ElemType a : {ElemType::E4M3, ElemType::E5M2}) {
+      for (ElemType b : {ElemType::E4M3, ElemType::E5M2}) {
+        for (ElemType acc : {ElemType::F32, ElemType::F16}) {
+          T::MmaDesc d = desc4(s, a, acc, acc);
+          d.b = b;
+          for (int rep = 0; rep < 5; ++rep) run_random_mma(d, seed++, false);
+          for (int rep = 0; rep < 2; ++rep) run_random_mma(d, seed++, true);
+        }
+      }
+    }
+  }
+}
+
+TEST(TensorMmaFp8, UnsupportedCombinationsAreRejected) {
+  using S = MmaShape;
+  using E = ElemType;
+  std::vector<T::MmaDesc> bad = {
+      desc4(S::M16N8K32, E::E4M3, E::F16, E::F32),  // ptxas: .ctype must be .dtype for fp8
+      desc4(S::M16N8K16, E::E5M2, E::F32, E::F16),
+      desc4(S::M16N8K32, E::E4M3, E::S32, E::S32),  // no integer accumulator
+      desc4(S::M16N8K8, E::E4M3, E::F32, E::F32),   // no fp8 m16n8k8, m8n8k16, m16n8k4
+      desc4(S::M8N8K16, E::E5M2, E::F32, E::F32),
+      desc4(S::M16N8K4, E::E4M3, E::F32, E::F32),
+      desc4(S::M16N8K32, E::E4M3, E::F32, E::F32)};
+  bad.back().satfinite = true;  // .satfinite is for integers
+  T::MmaDesc mixed = desc4(S::M16N8K32, E::E4M3, E::F32, E::F32);
+  mixed.b = E::S8;  // fp8 with an integer multiplicand
+  bad.push_back(mixed);
   WarpFrag z{};
   for (const auto& d : bad) {
     EXPECT_NE(T::mma_unsupported_reason(d), "") << dname(d);

@@ -44,9 +44,15 @@ bool is16(ElemType t) {
 bool is8(ElemType t) {
   return t == ElemType::S8 || t == ElemType::U8;
 }
+bool is_fp8(ElemType t) {
+  return t == ElemType::E4M3 || t == ElemType::E5M2;
+}
+bool is_byte(ElemType t) {
+  return is8(t) || is_fp8(t);
+}
 // Elements one register holds.
 int per_reg(ElemType t) {
-  return is8(t) ? 4 : is16(t) ? 2 : 1;
+  return is_byte(t) ? 4 : is16(t) ? 2 : 1;
 }
 
 // The value of element e of an operand register.
@@ -72,8 +78,31 @@ double decode(ElemType t, uint64_t reg, int e) {
       std::memcpy(&v, &reg, 8);
       return v;
     }
+    case ElemType::E4M3:
+      return e4m3_to_double(static_cast<uint8_t>(r32 >> (8 * e)));
+    case ElemType::E5M2:
+      return e5m2_to_double(static_cast<uint8_t>(r32 >> (8 * e)));
   }
   return 0.0;
+}
+
+// An 8-bit float of format f as a double: every value is exact (at most 4 significant bits).
+double fp8_to_double(const fp::detail::Format& f, uint8_t bits) {
+  const fp::detail::Unpacked u = fp::detail::unpack(f, bits);
+  double v = 0.0;
+  switch (u.cls) {
+    case fp::detail::Class::nan:
+      return std::numeric_limits<double>::quiet_NaN();
+    case fp::detail::Class::inf:
+      v = std::numeric_limits<double>::infinity();
+      break;
+    case fp::detail::Class::zero:
+      break;
+    case fp::detail::Class::finite:
+      v = std::ldexp(static_cast<double>(u.mag), u.exp);
+      break;
+  }
+  return u.neg ? -v : v;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -362,12 +391,16 @@ const char* to_string(ElemType t) {
       return "s32";
     case ElemType::F64:
       return "f64";
+    case ElemType::E4M3:
+      return "e4m3";
+    case ElemType::E5M2:
+      return "e5m2";
   }
   return "?";
 }
 
 unsigned elem_bytes(ElemType t) {
-  return is8(t) ? 1u : is16(t) ? 2u : t == ElemType::F64 ? 8u : 4u;
+  return is_byte(t) ? 1u : is16(t) ? 2u : t == ElemType::F64 ? 8u : 4u;
 }
 
 const char* to_string(MmaShape s) {
@@ -416,6 +449,13 @@ double f16_to_double(uint16_t bits) {
     v = std::ldexp(static_cast<double>(man + 1024), exp - 25);
   }
   return (bits & 0x8000) ? -v : v;
+}
+
+double e4m3_to_double(uint8_t bits) {
+  return fp8_to_double(fp::detail::kE4M3, bits);
+}
+double e5m2_to_double(uint8_t bits) {
+  return fp8_to_double(fp::detail::kE5M2, bits);
 }
 
 double bf16_to_double(uint16_t bits) {
@@ -518,6 +558,8 @@ std::string mma_unsupported_reason(const MmaDesc& desc) {
                             to_string(desc.a) + "." + to_string(desc.b) + "." + to_string(desc.c);
   auto fp16acc = [](ElemType t) { return t == ElemType::F16 || t == ElemType::F32; };
   const bool ints = is8(desc.a) && is8(desc.b);
+  // fp8 (sm_89+): A and B each e4m3 or e5m2, C and D both f16 or both f32.
+  const bool fp8 = is_fp8(desc.a) && is_fp8(desc.b) && fp16acc(desc.c) && desc.d == desc.c;
   bool ok = false;
   switch (desc.shape) {
     case MmaShape::M16N8K16:
@@ -525,7 +567,7 @@ std::string mma_unsupported_reason(const MmaDesc& desc) {
             fp16acc(desc.d)) ||
            (desc.a == ElemType::BF16 && desc.b == ElemType::BF16 && desc.c == ElemType::F32 &&
             desc.d == ElemType::F32) ||
-           (ints && desc.c == ElemType::S32 && desc.d == ElemType::S32);
+           (ints && desc.c == ElemType::S32 && desc.d == ElemType::S32) || fp8;
       break;
     case MmaShape::M16N8K8:
       ok = (desc.a == ElemType::F16 && desc.b == ElemType::F16 && fp16acc(desc.c) &&
@@ -538,6 +580,8 @@ std::string mma_unsupported_reason(const MmaDesc& desc) {
            desc.d == ElemType::F32;
       break;
     case MmaShape::M16N8K32:
+      ok = (ints && desc.c == ElemType::S32 && desc.d == ElemType::S32) || fp8;
+      break;
     case MmaShape::M8N8K16:
       ok = ints && desc.c == ElemType::S32 && desc.d == ElemType::S32;
       break;
@@ -548,6 +592,10 @@ std::string mma_unsupported_reason(const MmaDesc& desc) {
       ok = desc.a == ElemType::F64 && desc.b == ElemType::F64 && desc.c == ElemType::F64 &&
            desc.d == ElemType::F64;
       break;
+  }
+  if (!ok && (desc.shape == MmaShape::M16N8K16 || desc.shape == MmaShape::M16N8K32) &&
+      is_fp8(desc.a) && is_fp8(desc.b) && fp16acc(desc.c) && fp16acc(desc.d)) {
+    return combo + ": e4m3 / e5m2 mma needs .ctype equal to .dtype (ptxas refuses the mixed forms)";
   }
   if (!ok) return combo + ": not a type combination the PTX ISA defines for this shape";
   if (desc.satfinite && !ints) return combo + ": .satfinite applies to integer types only";

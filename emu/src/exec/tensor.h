@@ -6,10 +6,11 @@
 //
 // Register values are raw bit patterns in the low bits of a 64-bit slot: a .f16x2 / .bf16x2
 // register holds two 16-bit elements (the lower-indexed element in bits 0-15), a .b32 register of
-// .s8 / .u8 elements holds four (the lowest-indexed in bits 0-7), an .f32, .tf32 or .s32 register
-// the 32-bit pattern, an .f64 register the 64-bit pattern. frag[lane][i] is the i-th register of
-// the instruction's vector operand for that lane (i.e. the i-th name inside the braces of the PTX
-// operand). Bits above a register's width are ignored on input and zero on output.
+// .s8 / .u8 / .e4m3 / .e5m2 elements holds four (the lowest-indexed in bits 0-7), an .f32, .tf32
+// or .s32 register the 32-bit pattern, an .f64 register the 64-bit pattern. frag[lane][i] is the
+// i-th register of the instruction's vector operand for that lane (i.e. the i-th name inside the
+// braces of the PTX operand). Bits above a register's width are ignored on input and zero on
+// output.
 //
 // Fragment layouts. Every layout here, the ISA's mma layouts and this emulator's wmma layouts
 // alike, is one scheme (g = lane / 4 is the ISA's groupID, t = lane % 4 its threadID_in_group,
@@ -27,6 +28,8 @@
 // For mma this reproduces, register by register, the ISA's "Matrix Fragments for mma.m8n8k4
 // (.f64)", "mma.m8n8k16", "mma.m16n8k4", "mma.m16n8k8", "mma.m16n8k16 (floating point and
 // integer)" and "mma.m16n8k32" sections (the unit tests check it against the ISA's own formulas).
+// The fp8 types (.e4m3, .e5m2) share the 8-bit integer layouts: the ISA lists them in the same
+// tables as .s8 / .u8 for m16n8k16 and m16n8k32.
 // wmma's layout is unspecified by the ISA; this scheme is this emulator's choice for it. Where
 // nvcc gives a wmma operand more registers than it has distinct blocks (f16 A and B of some
 // shapes), register r holds a copy of register r % blocks: wmma.load writes every copy,
@@ -37,12 +40,15 @@
 //   f16 / bf16 / tf32 multiplicands: every product a*b is exact in double (at most 11+11
 // significant bits); the products of one output element and its C value are summed in double
 // (C first, then k = 0, 1, ...) and the sum is rounded once, to nearest even, to the destination
-// type (f32, or f16 directly from double, without an intermediate f32). That is this emulator's
-// choice: the PTX ISA does not specify the accumulation order or the internal precision, and
-// tensor cores differ in the last bits (they truncate partial sums), so results can differ from
-// hardware by a few units in the last place of the f32 result (more for f16 accumulators); the
-// GEMM tolerances used by the days allow for that. NaN results are written as the canonical NaN
-// (0x7fffffff for f32, 0x7fff for f16).
+// type (f32, or f16 directly from double, without an intermediate f32). e4m3 / e5m2 multiplicands
+// (e4m3: bias 7, no infinity, S.1111.111 the only NaN, largest 448; e5m2: bias 15, IEEE-like with
+// infinities; subnormals of both are used as they are) are treated the same way: their products
+// have at most 4+4 significant bits. That is this emulator's choice: the PTX ISA does not
+// specify the accumulation order or the internal precision (for fp8: "at least single
+// precision"), and tensor cores differ in the last bits (they truncate partial sums), so results
+// can differ from hardware by a few units in the last place of the f32 result (more for f16
+// accumulators); the GEMM tolerances used by the days allow for that. NaN results are written
+// as the canonical NaN (0x7fffffff for f32, 0x7fff for f16).
 //   tf32 operands: the low 13 bits of each .b32 register are ignored, i.e. an f32 value that is
 // not a tf32 value is truncated toward zero to one. The ISA says so for wgmma ("will truncate
 // lower 13 bits of the 32-bit input data") and leaves mma / wmma silent; a value made by
@@ -90,7 +96,7 @@ class TensorError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-enum class ElemType { F16, BF16, TF32, F32, S8, U8, S32, F64 };
+enum class ElemType { F16, BF16, TF32, F32, S8, U8, S32, F64, E4M3, E5M2 };
 const char* to_string(ElemType t);
 unsigned elem_bytes(ElemType t);
 
@@ -116,17 +122,21 @@ void ldmatrix(int num, bool trans, const std::array<Addr, kWarpSize>& row_addr, 
 // mma.sync.aligned.shape.row.col{.satfinite}{.rnd}.dtype.atype.btype.ctype d, a, b, c
 //
 // Supported (as in the PTX ISA):
-//   m16n8k16: a=b f16, c and d each f16 or f32 | a=b bf16, c=d f32 | a,b each s8/u8, c=d s32
+//   m16n8k16: a=b f16, c and d each f16 or f32 | a=b bf16, c=d f32 | a,b each s8/u8, c=d s32 |
+//             a,b each e4m3/e5m2, c=d f16 or f32
 //   m16n8k8:  a=b f16, c and d each f16 or f32 | a=b bf16 or tf32, c=d f32
 //   m16n8k4:  a=b tf32, c=d f32
-//   m16n8k32: a,b each s8/u8, c=d s32
+//   m16n8k32: a,b each s8/u8, c=d s32 | a,b each e4m3/e5m2, c=d f16 or f32
+//             (fp8: the ISA's ".f8type" forms, sm_89+; ptxas refuses a .ctype other than .dtype
+//             for them, and so does this emulator. The sm_120 ".kind::f8f6f4" forms are not
+//             supported.)
 //   m8n8k16:  a,b each s8/u8, c=d s32
 //   m8n8k4:   a=b=c=d f64 (.rn/.rz/.rm/.rp); the f16 form of m8n8k4 (four products per warp,
 //             sm_70's layout) is not supported
 // .satfinite only with integer types. Registers per lane (the ISA's fragment tables):
-//   A: m16n8k16 f16/bf16 4, s8/u8 2 | m16n8k8 f16/bf16 2, tf32 4 | m16n8k4 tf32 2 |
+//   A: m16n8k16 f16/bf16 4, 8-bit 2 | m16n8k8 f16/bf16 2, tf32 4 | m16n8k4 tf32 2 |
 //      m16n8k32 4 | m8n8k16 1 | m8n8k4 f64 1
-//   B: m16n8k16 f16/bf16 2, s8/u8 1 | m16n8k8 f16/bf16 1, tf32 2 | m16n8k4 1 | m16n8k32 2 |
+//   B: m16n8k16 f16/bf16 2, 8-bit 1 | m16n8k8 f16/bf16 1, tf32 2 | m16n8k4 1 | m16n8k32 2 |
 //      m8n8k16 1 | m8n8k4 1
 //   C, D: m16n8 f32/s32 4, f16 2 | m8n8 s32/f64 2
 enum class MmaShape { M16N8K8, M16N8K16, M16N8K4, M16N8K32, M8N8K16, M8N8K4 };
@@ -249,5 +259,8 @@ uint16_t double_to_f16(double v);
 // Rounds to nearest even (one rounding), NaN to 0x7fffffff.
 uint32_t double_to_f32_bits(double v);
 double f32_bits_to_double(uint32_t bits);
+// e4m3 / e5m2 (raw 8 bits) as a double, exactly; NaN as a quiet NaN, e5m2 infinities as such.
+double e4m3_to_double(uint8_t bits);
+double e5m2_to_double(uint8_t bits);
 
 }  // namespace emu::tensor

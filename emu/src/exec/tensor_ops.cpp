@@ -187,6 +187,8 @@ bool elem_type(const std::string& s, tensor::ElemType* t) {
   else if (s == "u8") *t = tensor::ElemType::U8;
   else if (s == "s32") *t = tensor::ElemType::S32;
   else if (s == "f64") *t = tensor::ElemType::F64;
+  else if (s == "e4m3") *t = tensor::ElemType::E4M3;
+  else if (s == "e5m2") *t = tensor::ElemType::E5M2;
   else return false;
   return true;
 }
@@ -230,6 +232,9 @@ bool decode_tensor(DecodeCtx& d, const PInstr& p, Inst& in) {
     in.ctl = Ctl::collective;
     in.member_op = 0xFE;
     if (d.has(p, "sp") || d.has(p, "sp::ordered_metadata")) d.fail(p, "sparse mma.sp is not supported");
+    for (const auto& s : p.mods)
+      if (s.rfind("kind::", 0) == 0 || s == "block_scale")
+        d.fail(p, "mma ." + s + " (the sm_120 f8f6f4 / block-scaled forms) is not supported");
     static const std::pair<const char*, tensor::MmaShape> shapes[] = {
         {"m16n8k16", tensor::MmaShape::M16N8K16}, {"m16n8k8", tensor::MmaShape::M16N8K8},
         {"m16n8k4", tensor::MmaShape::M16N8K4},   {"m16n8k32", tensor::MmaShape::M16N8K32},
