@@ -1730,3 +1730,196 @@ TEST(TensorWmmaShapes, StrideAlignment) {
   EXPECT_THROW(T::wmma_store(S::M8N8K4, Layout::Row, ElemType::F64, 48, 8, f, mem.writer()),
                T::TensorError);
 }
+
+// =============================================================================================
+// The accumulation model (tensor.h, Accum): exact by default; truncate:N cuts every addend below
+// 2^(e - N + 1), e the exponent of the largest-magnitude addend (2^e <= |x| < 2^(e+1)), sums the
+// cut addends exactly and rounds toward zero to f32. The expected values below are worked out
+// by hand from that definition.
+
+namespace {
+
+T::Accum truncate_n(int n) {
+  T::Accum a;
+  a.mode = T::Accum::Mode::Truncate;
+  a.bits = n;
+  return a;
+}
+
+// The fp8 code of v (found through the reference decoders).
+uint8_t fp8_code(ElemType t, double v) {
+  for (int c = 0; c < 256; ++c) {
+    const double x = t == ElemType::E4M3 ? ref_e4m3(static_cast<uint8_t>(c))
+                                         : ref_e5m2(static_cast<uint8_t>(c));
+    if (x == v && std::signbit(x) == std::signbit(v)) return static_cast<uint8_t>(c);
+  }
+  ADD_FAILURE() << v << " is not a " << T::to_string(t) << " value";
+  return 0;
+}
+
+// D[0][0] of mma.m16n8k32.row.col.f32.e4m3.<bt>.f32 under `accum`, with C[0][0] = c and the
+// products a[k] * b[k] in row 0 of A and column 0 of B (every other element +0).
+float one_output(const T::Accum& accum, float c, const std::vector<double>& a,
+                 const std::vector<double>& b, ElemType bt = ElemType::E4M3) {
+  T::MmaDesc d = desc4(MmaShape::M16N8K32, ElemType::E4M3, ElemType::F32, ElemType::F32);
+  d.b = bt;
+  d.accum = accum;
+  Mat A{16, 32, ElemType::E4M3, std::vector<uint64_t>(16 * 32, 0)};
+  Mat B{32, 8, bt, std::vector<uint64_t>(32 * 8, 0)};
+  Mat C{16, 8, ElemType::F32, std::vector<uint64_t>(16 * 8, 0)};
+  for (size_t k = 0; k < a.size(); ++k) {
+    A.at(0, static_cast<int>(k)) = fp8_code(ElemType::E4M3, a[k]);
+    B.at(static_cast<int>(k), 0) = fp8_code(bt, b[k]);
+  }
+  C.at(0, 0) = f32_bits(c);
+  return bits_f32(static_cast<uint32_t>(run_isa_mma(d, A, B, C).at(0, 0)));
+}
+
+}  // namespace
+
+TEST(TensorAccum, ParsesTheModels) {
+  T::Accum a = truncate_n(5);
+  EXPECT_EQ(T::parse_accum("exact", &a), "");
+  EXPECT_EQ(a.mode, T::Accum::Mode::Exact);
+  EXPECT_EQ(T::parse_accum("truncate:14", &a), "");
+  EXPECT_EQ(a.mode, T::Accum::Mode::Truncate);
+  EXPECT_EQ(a.bits, 14);
+  EXPECT_EQ(T::parse_accum("truncate:1", &a), "");
+  EXPECT_EQ(a.bits, 1);
+  EXPECT_EQ(T::parse_accum("truncate:63", &a), "");
+  EXPECT_EQ(a.bits, 63);
+  for (const char* bad : {"", "Exact", " exact", "truncate", "truncate:", "truncate:0",
+                          "truncate:64", "truncate:-1", "truncate:x", "truncate:14x",
+                          "truncate:014", "truncate: 14", "round:14"}) {
+    T::Accum b = truncate_n(7);
+    EXPECT_NE(T::parse_accum(bad, &b), "") << bad;
+    EXPECT_EQ(b.bits, 7) << bad << ": left unchanged";
+  }
+}
+
+TEST(TensorAccum, TruncateKeepsNBitsBelowTheLargestAddend) {
+  const T::Accum exact;
+  // C = 2^20, one product 1.5 * 1. e = 20. N = 14: kept bits weigh 2^7 and more, so 1.5 is cut
+  // to 0 and D = 2^20. N = 24: 2^-3 and more, 1.5 = 12 * 2^-3 stays: D = 2^20 + 1.5 (an f32:
+  // the spacing at 2^20 is 2^-3). Exact: the same.
+  EXPECT_EQ(one_output(truncate_n(14), 1048576.f, {1.5}, {1.0}), 1048576.f);
+  EXPECT_EQ(one_output(truncate_n(24), 1048576.f, {1.5}, {1.0}), 1048577.5f);
+  EXPECT_EQ(one_output(exact, 1048576.f, {1.5}, {1.0}), 1048577.5f);
+  // C = 2^10, e = 10. N = 12: bits of 2^-1 and more, 1.5 stays: 1025.5. N = 11: bits of 2^0 and
+  // more, 1.5 is cut to 1: 1025; 0.875 is cut to 0: 1024; -1.5 to -1 (toward zero): 1023 (exact:
+  // 1022.5).
+  EXPECT_EQ(one_output(truncate_n(12), 1024.f, {1.5}, {1.0}), 1025.5f);
+  EXPECT_EQ(one_output(truncate_n(11), 1024.f, {1.5}, {1.0}), 1025.f);
+  EXPECT_EQ(one_output(truncate_n(11), 1024.f, {0.875}, {1.0}), 1024.f);
+  EXPECT_EQ(one_output(truncate_n(11), 1024.f, {-1.5}, {1.0}), 1023.f);
+  EXPECT_EQ(one_output(exact, 1024.f, {-1.5}, {1.0}), 1022.5f);
+  // Many small products: C = 2^13 and 32 products 0.875 * 1 (28 in all). N = 14: e = 13, bits
+  // of 2^0 and more: every 0.875 is cut to 0, D = 8192. N = 17: bits of 2^-3 and more, 0.875 =
+  // 7 * 2^-3 stays: 8220, as exact.
+  const std::vector<double> small(32, 0.875), ones(32, 1.0);
+  EXPECT_EQ(one_output(truncate_n(14), 8192.f, small, ones), 8192.f);
+  EXPECT_EQ(one_output(truncate_n(17), 8192.f, small, ones), 8220.f);
+  EXPECT_EQ(one_output(exact, 8192.f, small, ones), 8220.f);
+  // The largest addend a product: 448 * 448 = 200704 (e = 17), C = 0.25, another product 15.
+  // N = 14: bits of 2^4 and more: 200704 = 12544 * 2^4 stays, 0.25 and 15 are cut: 200704.
+  // Exact: 200719.25.
+  EXPECT_EQ(one_output(truncate_n(14), 0.25f, {448, 15}, {448, 1}), 200704.f);
+  EXPECT_EQ(one_output(exact, 0.25f, {448, 15}, {448, 1}), 200719.25f);
+  // The final conversion rounds toward zero: C = 2^24, product 1.5, N = 40: the cut sum is
+  // 2^24 + 1.5, whose neighbours in f32 are 2^24 and 2^24 + 2: 2^24. Exact (to nearest): 2^24 + 2.
+  EXPECT_EQ(one_output(truncate_n(40), 16777216.f, {1.5}, {1.0}), 16777216.f);
+  EXPECT_EQ(one_output(exact, 16777216.f, {1.5}, {1.0}), 16777218.f);
+  // An exact cancellation gives +0; negative values truncate toward zero in magnitude:
+  // C = -2^10, product -1.5, N = 11: -1025 (exact -1025.5).
+  EXPECT_EQ(f32_bits(one_output(truncate_n(11), 1024.f, {-256}, {4})), 0u);
+  EXPECT_EQ(one_output(truncate_n(11), -1024.f, {-1.5}, {1.0}), -1025.f);
+}
+
+TEST(TensorAccum, TruncateSpecialValues) {
+  // e5m2 B: infinity; e4m3 A: 0x7f is NaN.
+  T::MmaDesc d = desc4(MmaShape::M16N8K32, ElemType::E4M3, ElemType::F32, ElemType::F32);
+  d.b = ElemType::E5M2;
+  d.accum = truncate_n(14);
+  Mat A{16, 32, ElemType::E4M3, std::vector<uint64_t>(16 * 32, 0)};
+  Mat B{32, 8, ElemType::E5M2, std::vector<uint64_t>(32 * 8, 0)};
+  Mat C{16, 8, ElemType::F32, std::vector<uint64_t>(16 * 8, 0)};
+  // D(0,0) = 1 * +inf = +inf; D(1,2) = 1 * +inf + 1 * -inf = NaN; D(2,1) = NaN * 1 = NaN;
+  // D(3,3): 32 products -0 * +0 and C = -0: -0; D(4,3): one product -0, C = +0: +0. (No other
+  // product of those outputs meets an infinity: 0 * inf would be NaN.)
+  B.at(0, 0) = 0x7c;  // +inf
+  B.at(0, 2) = 0x7c;
+  B.at(1, 2) = 0xfc;  // -inf
+  B.at(2, 1) = fp8_code(ElemType::E5M2, 1.0);
+  A.at(0, 0) = A.at(1, 0) = A.at(1, 1) = fp8_code(ElemType::E4M3, 1.0);
+  A.at(2, 2) = 0x7f;
+  for (int k = 0; k < 32; ++k) A.at(3, k) = 0x80;  // -0
+  C.at(3, 3) = f32_bits(-0.f);
+  A.at(4, 3) = 0x80;
+  const Mat D = run_isa_mma(d, A, B, C);
+  EXPECT_EQ(D.at(0, 0), 0x7f800000u);
+  EXPECT_TRUE(std::isnan(bits_f32(static_cast<uint32_t>(D.at(1, 2)))));
+  EXPECT_TRUE(std::isnan(bits_f32(static_cast<uint32_t>(D.at(2, 1)))));
+  EXPECT_EQ(D.at(3, 3), 0x80000000u);
+  EXPECT_EQ(D.at(4, 3), 0u);
+}
+
+TEST(TensorAccum, AppliesToEveryFloatMultiplicandWithF32ResultsOnly) {
+  // f16 mma.m16n8k16 and bf16 mma: C = 2^20, product 1.5 * 1, N = 14 -> 2^20 (see above).
+  for (ElemType t : {ElemType::F16, ElemType::BF16}) {
+    T::MmaDesc d = desc4(MmaShape::M16N8K16, t, ElemType::F32, ElemType::F32);
+    d.accum = truncate_n(14);
+    const uint64_t one = t == ElemType::F16 ? 0x3c00 : 0x3f80, one_half = t == ElemType::F16 ? 0x3e00 : 0x3fc0;
+    Mat A{16, 16, t, std::vector<uint64_t>(16 * 16, 0)};
+    Mat B{16, 8, t, std::vector<uint64_t>(16 * 8, 0)};
+    Mat C{16, 8, ElemType::F32, std::vector<uint64_t>(16 * 8, 0)};
+    A.at(0, 5) = one_half;
+    B.at(5, 0) = one;
+    C.at(0, 0) = f32_bits(1048576.f);
+    EXPECT_EQ(bits_f32(static_cast<uint32_t>(run_isa_mma(d, A, B, C).at(0, 0))), 1048576.f)
+        << T::to_string(t);
+    d.accum = T::Accum{};
+    EXPECT_EQ(bits_f32(static_cast<uint32_t>(run_isa_mma(d, A, B, C).at(0, 0))), 1048577.5f)
+        << T::to_string(t);
+  }
+  // An f16 result keeps its arithmetic (exact sum rounded once to nearest even): C = 1024 (f16),
+  // product 1.5: 1025.5 lies halfway between the f16 values 1025 and 1026: 1026, under
+  // truncate:11 too (which would give 1025).
+  T::MmaDesc d = desc4(MmaShape::M16N8K32, ElemType::E4M3, ElemType::F16, ElemType::F16);
+  d.accum = truncate_n(11);
+  Mat A{16, 32, ElemType::E4M3, std::vector<uint64_t>(16 * 32, 0)};
+  Mat B{32, 8, ElemType::E4M3, std::vector<uint64_t>(32 * 8, 0)};
+  Mat C{16, 8, ElemType::F16, std::vector<uint64_t>(16 * 8, 0)};
+  A.at(0, 0) = fp8_code(ElemType::E4M3, 1.5);
+  B.at(0, 0) = fp8_code(ElemType::E4M3, 1.0);
+  C.at(0, 0) = 0x6400;  // 1024
+  EXPECT_EQ(run_isa_mma(d, A, B, C).at(0, 0), 0x6402u);  // 1026
+  // wmma.mma m16n16k16 .f32.f16: the same first case, C = 2^20 at (0, 0), A(0, 3) = 1.5,
+  // B(3, 0) = 1; the fragments are filled through wmma_element.
+  WarpFrag fa{}, fb{}, fc{}, fd{};
+  for (int lane = 0; lane < 32; ++lane) {
+    for (int r = 0; r < T::wmma_regs(WmmaMatrix::A, ElemType::F16); ++r)
+      for (int e = 0; e < 2; ++e) {
+        const T::RowCol rc = T::wmma_element(WmmaMatrix::A, ElemType::F16, lane, r, e);
+        if (rc.row == 0 && rc.col == 3) fa[lane][r] |= uint64_t{0x3e00} << (16 * e);
+        const T::RowCol rb = T::wmma_element(WmmaMatrix::B, ElemType::F16, lane, r, e);
+        if (rb.row == 3 && rb.col == 0) fb[lane][r] |= uint64_t{0x3c00} << (16 * e);
+      }
+    for (int r = 0; r < T::wmma_regs(WmmaMatrix::C, ElemType::F32); ++r) {
+      const T::RowCol rc = T::wmma_element(WmmaMatrix::C, ElemType::F32, lane, r, 0);
+      if (rc.row == 0 && rc.col == 0) fc[lane][r] = f32_bits(1048576.f);
+    }
+  }
+  T::WmmaDesc w;
+  w.accum = truncate_n(14);
+  T::wmma_mma(w, fa, fb, fc, fd);
+  int found = 0;
+  for (int lane = 0; lane < 32; ++lane)
+    for (int r = 0; r < T::wmma_regs(WmmaMatrix::C, ElemType::F32); ++r) {
+      const T::RowCol rc = T::wmma_element(WmmaMatrix::C, ElemType::F32, lane, r, 0);
+      if (rc.row == 0 && rc.col == 0) {
+        EXPECT_EQ(bits_f32(static_cast<uint32_t>(fd[lane][r])), 1048576.f);
+        ++found;
+      }
+    }
+  EXPECT_EQ(found, 1);
+}

@@ -210,16 +210,67 @@ uint64_t f64_bits(double v) {
   return b;
 }
 
+// Accum::Mode::Truncate for one output: the addends x[0..n) (C and the products, each exact) cut
+// below 2^(e - bits + 1), e the exponent of the largest magnitude, summed exactly and rounded
+// toward zero to f32 (tensor.h).
+uint32_t truncated_sum_f32(const double* x, int n, int bits) {
+  bool nan = false, pos_inf = false, neg_inf = false, all_neg_zero = true;
+  double largest = 0.0;
+  for (int i = 0; i < n; ++i) {
+    if (std::isnan(x[i])) {
+      nan = true;
+    } else if (std::isinf(x[i])) {
+      (x[i] > 0 ? pos_inf : neg_inf) = true;
+    } else {
+      if (x[i] != 0.0 || !std::signbit(x[i])) all_neg_zero = false;
+      largest = std::max(largest, std::fabs(x[i]));
+    }
+  }
+  if (nan || (pos_inf && neg_inf)) return fp::kNaNF32;
+  if (pos_inf) return 0x7f800000u;
+  if (neg_inf) return 0xff800000u;
+  if (largest == 0.0) return all_neg_zero ? 0x80000000u : 0u;
+  const int lsb = std::ilogb(largest) - bits + 1;  // weight of the last bit kept
+  __int128 sum = 0;
+  for (int i = 0; i < n; ++i) {
+    // x / 2^lsb is exact (a power-of-two scaling) and below 2^bits in magnitude; trunc cuts the
+    // bits below 2^lsb toward zero.
+    sum += static_cast<int64_t>(std::trunc(std::ldexp(x[i], -lsb)));
+  }
+  if (sum == 0) return 0u;  // an exact cancellation: +0, as IEEE addition gives in this mode
+  const bool neg = sum < 0;
+  const fp::u128 mag = static_cast<fp::u128>(neg ? -sum : sum);
+  return static_cast<uint32_t>(
+      fp::detail::round_pack(fp::detail::kF32, neg, mag, lsb, fp::Round::rz, false));
+}
+
+bool float_multiplicand(ElemType t) {
+  return is16(t) || is_fp8(t) || t == ElemType::TF32;
+}
+
 // The whole multiply-accumulate on fragments: gathers A, B, C, computes D in the arithmetic
 // tensor.h describes for the types, and scatters D (c is fully read first, so d may alias it).
+// Under the truncate model, f32 results are finished here: done[i][j] holds their bits.
 void compute(int M, int N, int K, const Operand& oa, const Operand& ob, const Operand& oc,
-             const Operand& od, bool satfinite, Rnd rnd, const WarpFrag& a, const WarpFrag& b,
-             const WarpFrag& c, WarpFrag& d) {
+             const Operand& od, bool satfinite, Rnd rnd, const Accum& accum, const WarpFrag& a,
+             const WarpFrag& b, const WarpFrag& c, WarpFrag& d) {
   Dense ma{}, mb{}, mc{}, md{};
   gather(oa, a, ma);
   gather(ob, b, mb);
   gather(oc, c, mc);
-  if (od.t == ElemType::F64) {
+  const bool truncate = accum.mode == Accum::Mode::Truncate && od.t == ElemType::F32 &&
+                        float_multiplicand(oa.t);
+  std::array<std::array<uint32_t, kMaxDim>, kMaxDim> done;  // read only when truncate
+  if (truncate) {
+    for (int i = 0; i < M; ++i) {
+      for (int j = 0; j < N; ++j) {
+        std::array<double, kMaxDim + 1> x;
+        x[0] = mc[i][j];
+        for (int k = 0; k < K; ++k) x[k + 1] = ma[i][k] * mb[k][j];
+        done[i][j] = truncated_sum_f32(x.data(), K + 1, accum.bits);
+      }
+    }
+  } else if (od.t == ElemType::F64) {
     for (int i = 0; i < M; ++i) {
       for (int j = 0; j < N; ++j) {
         uint64_t s = f64_bits(mc[i][j]);
@@ -260,7 +311,7 @@ void compute(int M, int N, int K, const Operand& oa, const Operand& ob, const Op
             bits = std::isnan(x) ? fp::kNaNF64 : f64_bits(x);
             break;
           default:
-            bits = double_to_f32_bits(x);
+            bits = truncate ? done[rc.row][rc.col] : double_to_f32_bits(x);
             break;
         }
         v = pack_elem(od.t, v, e, bits);
@@ -498,6 +549,27 @@ uint32_t double_to_f32_bits(double v) {
   return bits;
 }
 
+std::string parse_accum(const std::string& text, Accum* out) {
+  if (text == "exact") {
+    *out = Accum{};
+    return {};
+  }
+  const std::string prefix = "truncate:";
+  if (text.compare(0, prefix.size(), prefix) == 0) {
+    const std::string n = text.substr(prefix.size());
+    const bool digits = !n.empty() && n.size() <= 2 &&
+                        n.find_first_not_of("0123456789") == std::string::npos;
+    const int bits = digits ? std::stoi(n) : 0;
+    if (bits >= 1 && bits <= 63) {
+      out->mode = Accum::Mode::Truncate;
+      out->bits = bits;
+      return {};
+    }
+    return "'" + text + "': N of truncate:N must be an integer from 1 to 63";
+  }
+  return "'" + text + "' is not a model (exact, or truncate:N with N from 1 to 63)";
+}
+
 // ---------------------------------------------------------------------------------------------
 // ldmatrix
 
@@ -623,7 +695,7 @@ void mma_sync(const MmaDesc& desc, const WarpFrag& a, const WarpFrag& b, const W
   require_mma(desc);
   const Mnk s = mma_mnk(desc.shape);
   compute(s.m, s.n, s.k, mma_operand_a(desc), mma_operand_b(desc), mma_operand_acc(desc, desc.c),
-          mma_operand_acc(desc, desc.d), desc.satfinite, desc.rnd, a, b, c, d);
+          mma_operand_acc(desc, desc.d), desc.satfinite, desc.rnd, desc.accum, a, b, c, d);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -745,7 +817,8 @@ void wmma_mma(const WmmaDesc& desc, const WarpFrag& a, const WarpFrag& b, const 
   compute(s.m, s.n, s.k, wmma_operand(desc.shape, WmmaMatrix::A, desc.ab),
           wmma_operand(desc.shape, WmmaMatrix::B, desc.ab),
           wmma_operand(desc.shape, WmmaMatrix::C, desc.c),
-          wmma_operand(desc.shape, WmmaMatrix::C, desc.d), desc.satfinite, desc.rnd, a, b, c, d);
+          wmma_operand(desc.shape, WmmaMatrix::C, desc.d), desc.satfinite, desc.rnd, desc.accum, a,
+          b, c, d);
 }
 
 }  // namespace emu::tensor

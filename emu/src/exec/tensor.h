@@ -62,6 +62,8 @@
 // both in wmma, as the ISA requires) with .s32 accumulators: exact integer products and sums;
 // the final value wraps modulo 2^32, or with .satfinite is clamped to [INT32_MIN, INT32_MAX] (the
 // ISA: "on overflow, the accumulated value is limited to the range MIN_INT32..MAX_INT32").
+//   The accumulation model (Accum below) can replace the exact sum of floating-point multiplicands
+// with .f32 results by a model of the hardware's truncating alignment; exact is the default.
 //
 // Errors (an unsupported type combination, a misaligned address) throw emu::tensor::TensorError;
 // exceptions thrown by the caller's memory callbacks propagate unchanged. Functions write their
@@ -102,6 +104,31 @@ unsigned elem_bytes(ElemType t);
 
 // The rounding modifier of f64 mma / wmma.mma (.rn when none is given).
 enum class Rnd { RN, RZ, RM, RP };
+
+// How mma / wmma.mma accumulate floating-point multiplicands (f16, bf16, tf32, e4m3, e5m2) into an
+// .f32 result: D[i][j] from the addends C[i][j] and A[i][k] * B[k][j] (k = 0 .. K-1), every
+// product exact.
+//   Exact (the default): the addends are summed in double and the sum rounded once, to nearest
+//     even, to f32 (see "Arithmetic" above).
+//   Truncate, bits = N (1 <= N <= 63): a model of the tensor cores' fixed-point accumulation.
+//     Let 2^e <= |x| < 2^(e+1) for the largest-magnitude addend x. Every addend is cut to the bits
+//     of weight 2^(e-N+1) and above (its magnitude truncated: round toward zero), so the largest
+//     addend keeps N significant bits and an addend below 2^(e-N+1) vanishes; the cut addends are
+//     summed exactly and the sum converted to f32 rounding toward zero (beyond the largest f32:
+//     the largest f32). A NaN addend, or infinities of both signs, give NaN; otherwise an infinite
+//     addend gives that infinity. A zero sum is +0, or -0 when every addend is a zero of sign -.
+//     Fasi et al. 2021 ("Numerical behavior of NVIDIA tensor cores") measured products that are
+//     exact and aligned to the largest exponent with truncation; the DeepSeek-V3 report puts the
+//     accumulation of fp8 products on Hopper at about 14 bits. It is a model, not a bit-accurate
+//     reproduction of any GPU. Results of type .f16, .f64 and integer results are unaffected.
+struct Accum {
+  enum class Mode { Exact, Truncate };
+  Mode mode = Mode::Exact;
+  int bits = 0;  // Truncate: N
+};
+// Parses "exact" or "truncate:N" (N a decimal integer, 1 <= N <= 63). Returns an empty string and
+// sets *out on success, otherwise why the text is not a model (and leaves *out unchanged).
+std::string parse_accum(const std::string& text, Accum* out);
 
 // ---------------------------------------------------------------------------------------------
 // ldmatrix.sync.aligned.m8n8.{x1,x2,x4}{.trans}{.shared}.b16
@@ -150,6 +177,7 @@ struct MmaDesc {
   ElemType d = ElemType::F32;
   bool satfinite = false;
   Rnd rnd = Rnd::RN;
+  Accum accum;  // floating-point multiplicands with an .f32 result
 };
 
 // Empty when supported, otherwise why not.
@@ -222,6 +250,7 @@ struct WmmaDesc {
   ElemType d = ElemType::F32;
   bool satfinite = false;  // integer only
   Rnd rnd = Rnd::RN;       // f64 only
+  Accum accum;             // floating-point multiplicands with an .f32 result
 };
 std::string wmma_mma_unsupported_reason(const WmmaDesc& desc);
 void wmma_mma(const WmmaDesc& desc, const WarpFrag& a, const WarpFrag& b, const WarpFrag& c,
@@ -247,7 +276,11 @@ inline void wmma_store(Layout layout, ElemType t, Addr base, uint32_t stride, co
 }
 inline void wmma_mma(ElemType ab, ElemType ctype, ElemType dtype, const WarpFrag& a,
                      const WarpFrag& b, const WarpFrag& c, WarpFrag& d) {
-  wmma_mma(WmmaDesc{WmmaShape::M16N16K16, ab, ctype, dtype}, a, b, c, d);
+  WmmaDesc desc;
+  desc.ab = ab;
+  desc.c = ctype;
+  desc.d = dtype;
+  wmma_mma(desc, a, b, c, d);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -4,11 +4,30 @@
 #include "exec/sanitizer.h"
 #include "exec/tensor.h"
 
+#include <cstdio>
+#include <cstdlib>
+
 namespace emu {
 
 namespace {
 
 using tensor::WarpFrag;
+
+// GPU100_EMU_MMA_ACCUM: how mma / wmma.mma accumulate floating-point multiplicands into .f32
+// results (tensor.h, Accum): "exact" (the default) or "truncate:N". Read once, when the library
+// loads; a value that is not a model stops the program there.
+tensor::Accum parse_mma_accum() {
+  tensor::Accum a;
+  const char* v = std::getenv("GPU100_EMU_MMA_ACCUM");
+  if (!v || !*v) return a;
+  const std::string why = tensor::parse_accum(v, &a);
+  if (!why.empty()) {
+    std::fprintf(stderr, "gpu100 emulator: GPU100_EMU_MMA_ACCUM: %s\n", why.c_str());
+    std::exit(2);
+  }
+  return a;
+}
+const tensor::Accum g_mma_accum = parse_mma_accum();
 
 void gather(Exec& x, const Operand& v, uint32_t m, WarpFrag& f) {
   EMU_FOR_LANES(m)
@@ -118,6 +137,7 @@ void h_mma(Exec& x, const Inst& in, uint32_t m) {
   desc.d = type_at(in.flags, 3);
   desc.satfinite = (in.flags & kTensorSatfinite) != 0;
   desc.rnd = tensor::Rnd((in.flags >> kTensorRndShift) & 3);
+  desc.accum = g_mma_accum;
   WarpFrag a{}, b{}, c{}, d{};
   gather(x, in.o[1], m, a);
   gather(x, in.o[2], m, b);
@@ -174,6 +194,7 @@ void h_wmma_mma(Exec& x, const Inst& in, uint32_t m) {
   desc.d = type_at(in.flags, 3);
   desc.satfinite = (in.flags & kTensorSatfinite) != 0;
   desc.rnd = tensor::Rnd((in.flags >> kTensorRndShift) & 3);
+  desc.accum = g_mma_accum;
   guarded(x, [&] { tensor::wmma_mma(desc, a, b, c, d); });
   scatter(x, in.o[0], m, d);
 }
