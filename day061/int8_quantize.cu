@@ -126,8 +126,9 @@ __global__ void range_kernel(const float* __restrict__ x, int64_t n, Range* __re
   if (threadIdx.x == 0) {
     for (int w = 1; w < kBlock / 32; ++w)
       pos = fmaxf(pos, warp_pos[w]), neg = fmaxf(neg, warp_neg[w]);
-    atomicMax(reinterpret_cast<unsigned*>(&out->pos), __float_as_uint(pos));
-    atomicMax(reinterpret_cast<unsigned*>(&out->neg), __float_as_uint(neg));
+    // fmaxf(+0, -0) may be -0, whose sign bit would win the integer max: adding +0 makes it +0.
+    atomicMax(reinterpret_cast<unsigned*>(&out->pos), __float_as_uint(pos + 0.0f));
+    atomicMax(reinterpret_cast<unsigned*>(&out->neg), __float_as_uint(neg + 0.0f));
   }
 }
 
