@@ -248,9 +248,24 @@ bool float_multiplicand(ElemType t) {
   return is16(t) || is_fp8(t) || t == ElemType::TF32;
 }
 
+// D = C + A * B under the truncate model, each element as its f32 value (kept out of line, so
+// that the default path's code stays as it was).
+[[gnu::noinline]] void matmul_truncated(int M, int N, int K, int bits, const Dense& a,
+                                        const Dense& b, const Dense& c, Dense& d) {
+  for (int i = 0; i < M; ++i) {
+    for (int j = 0; j < N; ++j) {
+      std::array<double, kMaxDim + 1> x;
+      x[0] = c[i][j];
+      for (int k = 0; k < K; ++k) x[k + 1] = a[i][k] * b[k][j];
+      d[i][j] = f32_bits_to_double(truncated_sum_f32(x.data(), K + 1, bits));
+    }
+  }
+}
+
 // The whole multiply-accumulate on fragments: gathers A, B, C, computes D in the arithmetic
 // tensor.h describes for the types, and scatters D (c is fully read first, so d may alias it).
-// Under the truncate model, f32 results are finished here: done[i][j] holds their bits.
+// Under the truncate model an f32 result is its f32 value in md, which the conversion to f32 bits
+// below keeps exactly.
 void compute(int M, int N, int K, const Operand& oa, const Operand& ob, const Operand& oc,
              const Operand& od, bool satfinite, Rnd rnd, const Accum& accum, const WarpFrag& a,
              const WarpFrag& b, const WarpFrag& c, WarpFrag& d) {
@@ -258,18 +273,8 @@ void compute(int M, int N, int K, const Operand& oa, const Operand& ob, const Op
   gather(oa, a, ma);
   gather(ob, b, mb);
   gather(oc, c, mc);
-  const bool truncate = accum.mode == Accum::Mode::Truncate && od.t == ElemType::F32 &&
-                        float_multiplicand(oa.t);
-  std::array<std::array<uint32_t, kMaxDim>, kMaxDim> done;  // read only when truncate
-  if (truncate) {
-    for (int i = 0; i < M; ++i) {
-      for (int j = 0; j < N; ++j) {
-        std::array<double, kMaxDim + 1> x;
-        x[0] = mc[i][j];
-        for (int k = 0; k < K; ++k) x[k + 1] = ma[i][k] * mb[k][j];
-        done[i][j] = truncated_sum_f32(x.data(), K + 1, accum.bits);
-      }
-    }
+  if (accum.mode == Accum::Mode::Truncate && od.t == ElemType::F32 && float_multiplicand(oa.t)) {
+    matmul_truncated(M, N, K, accum.bits, ma, mb, mc, md);
   } else if (od.t == ElemType::F64) {
     for (int i = 0; i < M; ++i) {
       for (int j = 0; j < N; ++j) {
@@ -311,7 +316,7 @@ void compute(int M, int N, int K, const Operand& oa, const Operand& ob, const Op
             bits = std::isnan(x) ? fp::kNaNF64 : f64_bits(x);
             break;
           default:
-            bits = truncate ? done[rc.row][rc.col] : double_to_f32_bits(x);
+            bits = double_to_f32_bits(x);
             break;
         }
         v = pack_elem(od.t, v, e, bits);
