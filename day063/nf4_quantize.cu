@@ -48,15 +48,17 @@
 
 namespace {
 
-constexpr int kBlock = 64;          // weights per absmax scale
-constexpr int kScaleGroup = 256;    // absmax scales per second-level (fp32) scale
-constexpr int kThreads = 256;       // threads per CTA (the double-quant kernels rely on 256)
+constexpr int kBlock = 64;        // weights per absmax scale
+constexpr int kScaleGroup = 256;  // absmax scales per second-level (fp32) scale
+constexpr int kThreads = 256;     // threads per CTA (the double-quant kernels rely on 256)
 static_assert(kThreads == kScaleGroup, "one CTA reduces one group of scales");
 
-// ---- the NF4 levels, derived ------------------------------------------------------------------
+// ---- the NF4 levels, derived --------------------------------------------------------------------
 // Phi(x) = P(N(0,1) <= x) = erfc(-x / sqrt 2) / 2; its inverse by bisection in double, which
 // halves the bracket until it cannot shrink further (the last bit of a double).
-double normal_cdf(double x) { return 0.5 * std::erfc(-x / std::sqrt(2.0)); }
+double normal_cdf(double x) {
+  return 0.5 * std::erfc(-x / std::sqrt(2.0));
+}
 
 double normal_quantile(double p) {
   double lo = -40.0, hi = 40.0;
@@ -83,11 +85,13 @@ std::vector<double> nf4_levels_derived() {
 }
 
 // The table published with QLoRA (bitsandbytes' NF4 code), quoted as data.
+// clang-format off
 constexpr double kPublishedNf4[16] = {
     -1.0,                 -0.6961928009986877,  -0.5250730514526367, -0.39491748809814453,
     -0.28444138169288635, -0.18477343022823334, -0.09105003625154495, 0.0,
     0.07958029955625534,  0.16093020141124725,  0.24611230194568634, 0.33791524171829224,
     0.44070982933044434,  0.5626170039176941,   0.7229568362236023,  1.0};
+// clang-format on
 
 // bitsandbytes computed its probabilities in fp32 (torch.linspace) from delta typed as 0.9677083:
 // each probability is off by up to 2^-24 + 3.4e-8, which moves a quantile by that over the normal
@@ -110,9 +114,11 @@ Codebook make_codebook(const std::vector<double>& levels) {
 
 __constant__ Codebook c_codebook;
 
-// ---- shared by the CPU and the kernels -----------------------------------------------------------
+// ---- shared by the CPU and the kernels ----------------------------------------------------------
 // 1 / absmax, or 0 for an all-zero block (every weight then takes the code of 0).
-GPU100_HD inline float inverse_scale(float absmax) { return absmax > 0.0f ? 1.0f / absmax : 0.0f; }
+GPU100_HD inline float inverse_scale(float absmax) {
+  return absmax > 0.0f ? 1.0f / absmax : 0.0f;
+}
 
 // The double-quantized absmax of a block: int8 code q, its group's absmax2, the mean. One fmaf.
 GPU100_HD inline float dequantized_absmax(int8_t q, float absmax2, float mean) {
@@ -159,12 +165,13 @@ float tree_sum_256(std::vector<float> s) {
 struct DoubleQuantized {
   std::vector<float> partial;  // the sum of each group of 256 scales
   float mean = 0;
-  std::vector<int8_t> q;        // one per absmax scale
-  std::vector<float> absmax2;   // one per group of 256: max |absmax - mean|
+  std::vector<int8_t> q;       // one per absmax scale
+  std::vector<float> absmax2;  // one per group of 256: max |absmax - mean|
 };
 
 DoubleQuantized double_quantize_cpu(const std::vector<float>& absmax) {
-  const int64_t blocks = int64_t(absmax.size()), groups = gpu100::ceil_div<int64_t>(blocks, kScaleGroup);
+  const int64_t blocks = int64_t(absmax.size()),
+                groups = gpu100::ceil_div<int64_t>(blocks, kScaleGroup);
   DoubleQuantized d;
   for (int64_t g = 0; g < groups; ++g) {
     std::vector<float> s(kThreads, 0.0f);
@@ -183,7 +190,8 @@ DoubleQuantized double_quantize_cpu(const std::vector<float>& absmax) {
     d.absmax2.push_back(a2);
     const float inv = a2 > 0.0f ? 127.0f / a2 : 0.0f;
     for (int64_t i = begin; i < end; ++i)
-      d.q[size_t(i)] = int8_t(std::clamp(std::nearbyint((absmax[size_t(i)] - d.mean) * inv), -127.0f, 127.0f));
+      d.q[size_t(i)] =
+          int8_t(std::clamp(std::nearbyint((absmax[size_t(i)] - d.mean) * inv), -127.0f, 127.0f));
   }
   return d;
 }
@@ -193,7 +201,8 @@ std::vector<float> dequantize_cpu(const Quantized& q, const DoubleQuantized& d, 
   std::vector<float> w(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) {
     const int64_t b = i / kBlock;
-    const float scale = dequantized_absmax(d.q[size_t(b)], d.absmax2[size_t(b / kScaleGroup)], d.mean);
+    const float scale =
+        dequantized_absmax(d.q[size_t(b)], d.absmax2[size_t(b / kScaleGroup)], d.mean);
     const uint8_t byte = q.codes[size_t(i / 2)];
     w[size_t(i)] = cb.level[i % 2 == 0 ? byte >> 4 : byte & 15] * scale;
   }
@@ -281,7 +290,8 @@ __global__ void quantize_lanes(const float* __restrict__ x, uint8_t* __restrict_
     else
       *reinterpret_cast<uint16_t*>(codes + begin / 2) = uint16_t(packed);
   } else {
-    for (int j = 0; j < kPer && begin + j < n; j += 2) codes[(begin + j) / 2] = uint8_t(packed >> (4 * j));
+    for (int j = 0; j < kPer && begin + j < n; j += 2)
+      codes[(begin + j) / 2] = uint8_t(packed >> (4 * j));
   }
 
   // One store of the CTA's scales instead of one per warp: full sectors.
@@ -324,12 +334,14 @@ __global__ void scale_mean(const float* __restrict__ partial, float* __restrict_
 }
 
 __global__ void scale_quantize(const float* __restrict__ absmax, const float* __restrict__ mean,
-                               int8_t* __restrict__ q, float* __restrict__ absmax2, int64_t blocks) {
+                               int8_t* __restrict__ q, float* __restrict__ absmax2,
+                               int64_t blocks) {
   __shared__ float s_warp_max[kThreads / 32];
   const int64_t i = int64_t(blockIdx.x) * kScaleGroup + threadIdx.x;
   const float centred = i < blocks ? absmax[i] - *mean : 0.0f;
   float m = fabsf(centred);
-  for (int offset = 16; offset > 0; offset /= 2) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, offset));
+  for (int offset = 16; offset > 0; offset /= 2)
+    m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, offset));
   if (threadIdx.x % 32 == 0) s_warp_max[threadIdx.x / 32] = m;
   __syncthreads();
   float a2 = 0.0f;
@@ -436,7 +448,8 @@ gpu100::CheckResult check_double_quant(const DeviceData& d, const Reference& ref
   auto c = gpu100::combine(gpu100::compare_exact(d.q.download(), ref.dq.q),
                            gpu100::compare_exact(d.absmax2.download(), ref.dq.absmax2));
   c = gpu100::combine(c, gpu100::compare_exact(d.partial.download(), ref.dq.partial));
-  return gpu100::combine(c, gpu100::compare_exact(d.mean.download(), std::vector<float>{ref.dq.mean}));
+  return gpu100::combine(c,
+                         gpu100::compare_exact(d.mean.download(), std::vector<float>{ref.dq.mean}));
 }
 
 // Bytes each version reads and writes once.
@@ -482,12 +495,13 @@ gpu100::Measure measure_version(const Version& v, DeviceData& d, const Sizes& s,
 // scales vary, so their double quantization has something to do.
 std::vector<float> normal_weights(int64_t n, uint64_t seed) {
   const auto u = gpu100::random_floats(size_t(2 * n), seed, 0.0f, 1.0f);
-  const auto mag = gpu100::random_floats(size_t(gpu100::ceil_div<int64_t>(n, kBlock)), seed + 1,
-                                         0.25f, 2.0f);
+  const auto mag =
+      gpu100::random_floats(size_t(gpu100::ceil_div<int64_t>(n, kBlock)), seed + 1, 0.25f, 2.0f);
   std::vector<float> x(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) {
     const double r = std::sqrt(-2.0 * std::log(1.0 - double(u[size_t(2 * i)])));
-    x[size_t(i)] = float(mag[size_t(i / kBlock)] * r * std::cos(6.283185307179586 * u[size_t(2 * i + 1)]));
+    x[size_t(i)] =
+        float(mag[size_t(i / kBlock)] * r * std::cos(6.283185307179586 * u[size_t(2 * i + 1)]));
   }
   return x;
 }
@@ -515,7 +529,8 @@ gpu100::CheckResult check_nearest(const std::vector<float>& x, const Quantized& 
     const double mine = std::fabs(v - cb.level[code]);
     for (float l : cb.level)
       if (std::fabs(v - l) < mine - 0x1p-25) {
-        if (r.mismatches++ == 0) r.worst_index = int64_t(i), r.worst_got = mine, r.worst_ref = std::fabs(v - l);
+        if (r.mismatches++ == 0)
+          r.worst_index = int64_t(i), r.worst_got = mine, r.worst_ref = std::fabs(v - l);
         break;
       }
   }
@@ -610,7 +625,8 @@ int main(int argc, char** argv) {
     d.absmax2_ref = gpu100::DeviceBuffer<float>(ref.dq.absmax2);
     d.mean_ref = gpu100::DeviceBuffer<float>(std::vector<float>{ref.dq.mean});
     d.w = gpu100::DeviceBuffer<float>(size_t(n));
-    ctx.copy_baseline(size_t(n) * sizeof(float));  // an fp32 copy: what quantize reads, written back
+    ctx.copy_baseline(size_t(n) *
+                      sizeof(float));  // an fp32 copy: what quantize reads, written back
 
     std::vector<gpu100::Measure> runs;
     for (const Version& v : kVersions) runs.push_back(measure_version(v, d, s, ref));

@@ -5,8 +5,8 @@
 // bandwidth. Storing W in 4 bits reads a quarter of fp16's bytes; the kernel turns each 4-bit code
 // back into a number in registers (a 16-entry table times the scale of its group) right before the
 // multiply, so the fp16 matrix never exists in memory. Two 4-bit formats:
-//   int4  codes 0..15 standing for -8..7, one fp16 scale per group of 128 weights along K (the
-//         GPTQ/AWQ layout, symmetric);
+//   int4  codes 0..15 standing for -8..7 (symmetric: no zero point), one fp16 scale per group of
+//         128 weights along K, the group size GPTQ and AWQ use;
 //   nf4   the NF4 levels of day 063, one fp32 absmax per block of 64 along K (QLoRA).
 // Either is "a 16-entry codebook times a group scale", so one kernel template serves both. W is
 // rows x K, row-major; 8 codes per 32-bit word, code j of a word in bits 4j..4j+3. Activations
@@ -65,11 +65,13 @@ struct Traits<Fmt::nf4> {
 // The codebooks: int4's integers, and the NF4 table as published with QLoRA (quoted as data; day
 // 063 derives it from the normal quantiles).
 constexpr float kInt4Levels[16] = {-8, -7, -6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7};
+// clang-format off
 constexpr float kNf4Levels[16] = {
     -1.0f,                 -0.6961928009986877f,  -0.5250730514526367f, -0.39491748809814453f,
     -0.28444138169288635f, -0.18477343022823334f, -0.09105003625154495f, 0.0f,
     0.07958029955625534f,  0.16093020141124725f,  0.24611230194568634f, 0.33791524171829224f,
     0.44070982933044434f,  0.5626170039176941f,   0.7229568362236023f,  1.0f};
+// clang-format on
 __constant__ float c_codebook[2][16];
 
 // Row layout: ceil(K / 8) words, padded to a multiple of 4 (16 bytes, for the 16-byte loads) with
@@ -90,11 +92,11 @@ int64_t groups_of(const Shape& s) {
 
 // ---- quantization (host) and the CPU reference --------------------------------------------------
 struct Quantized4 {
-  std::vector<uint32_t> words;        // rows x row_words, natural order
-  std::vector<uint32_t> words_vec;    // the same, repacked for the vec kernel
-  std::vector<__half> scales_half;    // int4: rows x groups
-  std::vector<float> scales_float;    // nf4: rows x groups
-  std::vector<double> dequantized;    // rows x k: the values the kernels multiply by, exactly
+  std::vector<uint32_t> words;      // rows x row_words, natural order
+  std::vector<uint32_t> words_vec;  // the same, repacked for the vec kernel
+  std::vector<__half> scales_half;  // int4: rows x groups
+  std::vector<float> scales_float;  // nf4: rows x groups
+  std::vector<double> dequantized;  // rows x k: the values the kernels multiply by, exactly
 };
 
 // The level nearest to v: how many midpoints between consecutive levels lie below it.
@@ -111,7 +113,8 @@ std::vector<uint32_t> repack_for_vec(const std::vector<uint32_t>& words, const S
     for (int64_t c = 0; c + kWordsPerChunk <= s.row_words; c += kWordsPerChunk)
       for (int l = 0; l < 32; ++l)
         for (int j = 0; j < 4; ++j)
-          out[size_t(r * s.row_words + c + 4 * l + j)] = words[size_t(r * s.row_words + c + 32 * j + l)];
+          out[size_t(r * s.row_words + c + 4 * l + j)] =
+              words[size_t(r * s.row_words + c + 32 * j + l)];
   return out;
 }
 
@@ -130,7 +133,8 @@ Quantized4 quantize(const std::vector<float>& w, const Shape& s) {
     for (int64_t g = 0; g < groups; ++g) {
       const int64_t begin = g * G, end = std::min(s.k, begin + G);
       float absmax = 0.0f;
-      for (int64_t kk = begin; kk < end; ++kk) absmax = std::max(absmax, std::fabs(w[size_t(r * s.k + kk)]));
+      for (int64_t kk = begin; kk < end; ++kk)
+        absmax = std::max(absmax, std::fabs(w[size_t(r * s.k + kk)]));
       float scale;  // what a code's level is multiplied by
       if constexpr (F == Fmt::int4) {
         const __half h = __float2half_rn(absmax / 7.0f);
@@ -160,7 +164,8 @@ struct Reference {
   std::vector<double> y, bound;
 };
 
-Reference gemv_reference(const std::vector<double>& w, const std::vector<__half>& x, const Shape& s) {
+Reference gemv_reference(const std::vector<double>& w, const std::vector<__half>& x,
+                         const Shape& s) {
   constexpr double u = 0x1p-24;
   const double h = double(s.k + 16), gamma = h * u / (1 - h * u);
   Reference ref{std::vector<double>(size_t(s.rows)), std::vector<double>(size_t(s.rows))};
@@ -178,11 +183,19 @@ Reference gemv_reference(const std::vector<double>& w, const std::vector<__half>
 }
 
 // ---- device helpers -----------------------------------------------------------------------------
-__device__ __forceinline__ float low_half(uint32_t v) { return __half2float(__ushort_as_half(uint16_t(v))); }
-__device__ __forceinline__ float high_half(uint32_t v) { return __half2float(__ushort_as_half(uint16_t(v >> 16))); }
+__device__ __forceinline__ float low_half(uint32_t v) {
+  return __half2float(__ushort_as_half(uint16_t(v)));
+}
+__device__ __forceinline__ float high_half(uint32_t v) {
+  return __half2float(__ushort_as_half(uint16_t(v >> 16)));
+}
 
-__device__ __forceinline__ float scale_value(__half s) { return __half2float(s); }
-__device__ __forceinline__ float scale_value(float s) { return s; }
+__device__ __forceinline__ float scale_value(__half s) {
+  return __half2float(s);
+}
+__device__ __forceinline__ float scale_value(float s) {
+  return s;
+}
 
 // The 8 codes of a word against their 8 activations (a 16-byte load: 4 words of 2 halves), with
 // the levels from the shared-memory codebook; the group scale is applied once per word by the
@@ -213,10 +226,9 @@ __device__ __forceinline__ void load_codebook(float* lut) {
 
 // Word w of a row: its 8 codes times the 8 x, times the scale of its group, added to acc.
 template <Fmt F>
-__device__ __forceinline__ float accumulate_word(float acc, uint32_t codes, int64_t w,
-                                                 const uint4* __restrict__ x8,
-                                                 const typename Traits<F>::Scale* __restrict__ row_scales,
-                                                 const float* lut) {
+__device__ __forceinline__ float accumulate_word(
+    float acc, uint32_t codes, int64_t w, const uint4* __restrict__ x8,
+    const typename Traits<F>::Scale* __restrict__ row_scales, const float* lut) {
   const float scale = scale_value(row_scales[w * 8 / Traits<F>::kGroup]);
   return fmaf(word_dot(codes, x8[w], lut), scale, acc);
 }
@@ -287,7 +299,8 @@ __global__ void gemv_warp(const uint32_t* __restrict__ words,
     }
     w += chunked;
   }
-  for (; w < row_words; w += 32) acc = accumulate_word<F>(acc, row_words_ptr[w], w, x8, row_scales, lut);
+  for (; w < row_words; w += 32)
+    acc = accumulate_word<F>(acc, row_words_ptr[w], w, x8, row_scales, lut);
   acc = warp_sum(acc);
   if (lane == 0) y[row] = __float2half_rn(acc);
 }
@@ -357,10 +370,11 @@ gpu100::Measure measure_version(const Version& v, DeviceData& d, const Shape& s,
   return {.name = v.name,
           .launch = [&v, &d, s](cudaStream_t st) { launch(v, d, s, st); },
           .reset = [&d] { d.y.poison(); },
-          .check = [&d, &ref] {
-            return gpu100::compare_within(d.y.download(), ref.y, ref.bound,
-                                          "fp32 accumulation bound + fp16 rounding");
-          },
+          .check =
+              [&d, &ref] {
+                return gpu100::compare_within(d.y.download(), ref.y, ref.bound,
+                                              "fp32 accumulation bound + fp16 rounding");
+              },
           .work = weight_bytes(v, s)};
 }
 
@@ -377,7 +391,8 @@ std::vector<float> make_weights(const Shape& s, uint64_t seed) {
 }
 
 // fp16 weights padded to k_padded, and their values as the reference sees them.
-std::vector<__half> to_half_padded(const std::vector<float>& w, const Shape& s, std::vector<double>& exact) {
+std::vector<__half> to_half_padded(const std::vector<float>& w, const Shape& s,
+                                   std::vector<double>& exact) {
   std::vector<__half> h(size_t(s.rows * s.k_padded), __float2half_rn(0.0f));
   exact.resize(size_t(s.rows * s.k));
   for (int64_t r = 0; r < s.rows; ++r)
@@ -415,7 +430,8 @@ int main(int argc, char** argv) {
   cli.size("k", k, 1100, "columns of W (inputs)", int64_t(1) << 26);
   cli.kernels_of(kVersions);
   // fp16 W, two 4-bit copies of each format, scales, x and y, and the copy baseline's two buffers.
-  cli.device_bytes([&] { return double(rows) * double(k + 32) * (2 + 4 * 0.5 + 0.1 + 2) + 4.0 * k; });
+  cli.device_bytes(
+      [&] { return double(rows) * double(k + 32) * (2 + 4 * 0.5 + 0.1 + 2) + 4.0 * k; });
 
   return gpu100::run(cli, argc, argv, [&](gpu100::Context& ctx) {
     auto& report = ctx.report();
@@ -455,7 +471,9 @@ int main(int argc, char** argv) {
     std::vector<gpu100::Measure> runs;
     for (const Version& v : kVersions)
       runs.push_back(measure_version(v, d, s,
-                                     v.kind == Kind::fp16 ? ref16 : v.fmt == Fmt::int4 ? ref_int4 : ref_nf4));
+                                     v.kind == Kind::fp16 ? ref16
+                                     : v.fmt == Fmt::int4 ? ref_int4
+                                                          : ref_nf4));
     const auto measured = ctx.measure_all(runs);
     note_speedups(ctx, runs, measured, s);
   });
