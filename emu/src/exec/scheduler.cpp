@@ -16,6 +16,7 @@
 #include <random>
 #include <time.h>
 
+#include "exec/debug.h"
 #include "exec/metrics.h"
 #include "exec/ops.h"
 #include "exec/sanitizer.h"
@@ -252,7 +253,9 @@ void complete_collectives(Exec& x, Warp& w, const Inst* code) {
   x.pc = saved_pc;
 }
 
-// Runs up to `budget` warp-instructions of warp w. Returns how many ran.
+// Runs up to `budget` warp-instructions of warp w. Returns how many ran. Traced is the traced
+// warp of --trace (exec/debug.h): the same loop, reporting each instruction.
+template <bool Traced>
 uint64_t run_warp(Sched& s, Block& b, Warp& w, uint64_t budget) {
   Exec x;
   x.w = &w;
@@ -264,7 +267,10 @@ uint64_t run_warp(Sched& s, Block& b, Warp& w, uint64_t budget) {
 
   for (;;) {
     uint32_t ready = w.ready();
-    if (!ready || executed >= budget) return executed;
+    if (!ready || executed >= budget) {
+      if constexpr (Traced) debug::pause(x);
+      return executed;
+    }
     // The group: ready lanes at the lowest pc (under a random schedule: at a random lane's pc,
     // which independent thread scheduling allows as well).
     uint32_t pc = ~0u;
@@ -312,6 +318,7 @@ uint64_t run_warp(Sched& s, Block& b, Warp& w, uint64_t budget) {
         for (int lane = 0; lane < 32; ++lane) truth |= uint32_t(pr[lane] & 1) << lane;
         active = mask & (in.guard_neg ? ~truth : truth);
       }
+      if constexpr (Traced) debug::step(x, pc, mask, active);
       EMU_SAN_STEP(x, in, mask, active);
       switch (in.ctl) {
         case Ctl::normal:
@@ -648,6 +655,11 @@ void run_blocks(Launch& l);
 
 void run_launch(Launch& l) {
   const metrics::LaunchRecord record(l);  // declared first: it reads what Account adds up
+  struct Debugging {  // the debugging aids' view of the launch (exec/debug.h), last to end
+    Launch& l;
+    explicit Debugging(Launch& launch) : l(launch) { debug::launch_begin(l); }
+    ~Debugging() { debug::launch_end(l); }
+  } debugging(l);
   Stats& st = stats();
   const double t0 = thread_cpu_seconds();
   const uint64_t c0 = g_clock, i0 = g_thread_instructions;
@@ -697,7 +709,9 @@ void run_blocks(Launch& l) {
         Warp& w = b.warps[j];
         if (w.done()) continue;
         uint64_t budget = s.random ? 1 + s.rng() % (2 * slice) : slice;
-        if (run_warp(s, b, w, budget)) progress = true;
+        const uint64_t ran = debug::g_trace_now && debug::traced(b, w) ? run_warp<true>(s, b, w, budget)
+                                                                         : run_warp<false>(s, b, w, budget);
+        if (ran) progress = true;
         if (!w.done()) all_done = false;
       }
       if (all_done) {

@@ -19,6 +19,9 @@
 #include <string>
 #include <vector>
 
+#include <sys/mman.h>
+
+#include "exec/debug.h"
 #include "exec/machine.h"
 #include "exec/sanitizer.h"
 #include "exec/metrics.h"
@@ -202,6 +205,42 @@ bool device_visible() {
   return !(s.empty() || s[0] == '-' || s == "none" || s == "NoDevFiles");
 }
 
+// Device memory lives at the same addresses on every run of a program (the watch of
+// scripts/emulate takes an address that an earlier run printed): allocations are carved in
+// order from a range reserved at a fixed address, and an address is never handed out twice (a
+// use after free stays an access outside every allocation). Where the range cannot be
+// reserved, or is used up, the host's allocator serves, at addresses that vary between runs.
+constexpr uint64_t kHeapBase = 0x7000'0000'0000ull, kHeapBytes = 1ull << 40;
+uint64_t g_heap_next = 0;  // 0: not reserved (yet)
+bool g_heap_tried = false;
+
+void* device_heap_alloc(size_t bytes) {
+  if (!g_heap_tried) {
+    g_heap_tried = true;
+    void* r = mmap(reinterpret_cast<void*>(kHeapBase), kHeapBytes, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
+    if (r == reinterpret_cast<void*>(kHeapBase)) g_heap_next = kHeapBase;
+    else if (r != MAP_FAILED) munmap(r, kHeapBytes);  // a kernel without MAP_FIXED_NOREPLACE
+  }
+  const uint64_t rounded = (uint64_t(bytes) + 255) / 256 * 256;
+  if (g_heap_next && g_heap_next + rounded <= kHeapBase + kHeapBytes) {
+    void* q = reinterpret_cast<void*>(g_heap_next);
+    g_heap_next += rounded;
+    return q;
+  }
+  return std::aligned_alloc(256, rounded);
+}
+void device_heap_free(void* p, uint64_t bytes) {
+  const uint64_t a = reinterpret_cast<uint64_t>(p);
+  if (a < kHeapBase || a >= kHeapBase + kHeapBytes || !g_heap_next) {
+    std::free(p);
+    return;
+  }
+  // Gives the whole pages back; the addresses stay reserved.
+  const uint64_t page = 4096, first = (a + page - 1) / page * page, end = (a + bytes) / page * page;
+  if (end > first) madvise(reinterpret_cast<void*>(first), end - first, MADV_DONTNEED);
+}
+
 std::unique_ptr<Module> build_module(const std::string& text) {
   auto m = std::make_unique<Module>();
   m->ptx = text;
@@ -212,7 +251,7 @@ std::unique_ptr<Module> build_module(const std::string& text) {
     g.name = v.name;
     g.space = v.space;
     g.bytes = std::max<uint64_t>(1, v.bytes());
-    void* p = std::aligned_alloc(256, (g.bytes + 255) / 256 * 256);
+    void* p = device_heap_alloc(g.bytes);
     std::memset(p, 0, g.bytes);
     if (!v.init.empty()) std::memcpy(p, v.init.data(), std::min<size_t>(v.init.size(), g.bytes));
     g.storage = static_cast<uint8_t*>(p);
@@ -357,6 +396,11 @@ cudaError_t prepare(const void* func, dim3 grid, dim3 block, void** args, size_t
 
 cudaError_t execute(LaunchRequest& req) {
   Kernel& k = *req.rec->kernel;
+  if (debug::g_enabled) {  // the kernels the debugging options name must exist
+    std::vector<std::string> names;
+    for (const auto& [stub, rec] : st().kernels) names.push_back(rec->name);
+    debug::check_kernels(names);
+  }
   Launch l;
   l.kernel = &k;
   l.grid = Dim3{req.grid.x, req.grid.y, req.grid.z};
@@ -482,14 +526,21 @@ cudaError_t copy_3d(const cudaMemcpy3DParms& p) {
   return cudaSuccess;
 }
 
+bool in_table(const void* p, size_t bytes);
+
 cudaError_t run_node(Node& n) {
   switch (n.kind) {
     case Node::kernel: return execute(n.launch);
     case Node::memcpy_:
+      if (debug::g_enabled) debug::host_write(n.dst, n.bytes, "cudaMemcpy", n.src);
       std::memmove(n.dst, n.src, n.bytes);
       san::on_copy(n.dst, n.src, n.bytes);
+      if (debug::g_enabled) debug::host_write_done();
+      // Remembered for a check that asks where an element of its host copy came from.
+      if (in_table(n.src, n.bytes)) debug::note_download(n.dst, reinterpret_cast<uint64_t>(n.src), n.bytes);
       return cudaSuccess;
     case Node::memset_:
+      if (debug::g_enabled) debug::host_write(n.dst, n.pitch * (n.rows - 1) + n.bytes, "cudaMemset", nullptr);
       for (size_t r = 0; r < n.rows; ++r) {
         char* row = static_cast<char*>(n.dst) + r * n.pitch;
         if (n.element == 1) {
@@ -499,6 +550,7 @@ cudaError_t run_node(Node& n) {
         }
         san::on_host_write(row, n.bytes);
       }
+      if (debug::g_enabled) debug::host_write_done();
       return cudaSuccess;
     case Node::memcpy3d: return copy_3d(n.copy);
     case Node::host: n.fn(n.user); return cudaSuccess;
@@ -1027,7 +1079,7 @@ static cudaError_t device_alloc(void** p, size_t bytes, const char* what) {
   *p = nullptr;
   if (bytes == 0) return cudaSuccess;
   if (memory().live_bytes() + bytes > device_config().total_mem) return set_error(cudaErrorMemoryAllocation);
-  void* q = std::aligned_alloc(256, (bytes + 255) / 256 * 256);
+  void* q = device_heap_alloc(bytes);
   if (!q) return set_error(cudaErrorMemoryAllocation);
   // New device memory reads as all ones (NaN as float): a kernel that reads what nobody wrote
   // sees a value that cannot pass a check by accident.
@@ -1052,7 +1104,7 @@ cudaError_t cudaFree(void* p) {
   }
   forget_allocation(reinterpret_cast<uint64_t>(p));
   metrics::device_free(bytes);
-  std::free(p);
+  device_heap_free(p, bytes);
   return cudaSuccess;
 }
 cudaError_t cudaMallocPitch(void** p, size_t* pitch, size_t width, size_t height) {
