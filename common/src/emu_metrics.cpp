@@ -1,5 +1,6 @@
 #include "gpu100/emu_metrics.h"
 
+#include "gpu100/verify.h"
 #include "internal.h"
 
 #include <dlfcn.h>
@@ -12,6 +13,7 @@ namespace {
 struct Entry {
   Gpu100EmuMetricsFn read = nullptr;
   Gpu100EmuResetPeakFn reset_peak = nullptr;
+  unsigned long long (*device_address)(const void*) = nullptr;
 };
 
 // Looked up once: the symbols are there only when the emulator's libcudart.so.13 was loaded.
@@ -21,6 +23,8 @@ const Entry& entry() {
     x.read = reinterpret_cast<Gpu100EmuMetricsFn>(dlsym(RTLD_DEFAULT, GPU100_EMU_METRICS_SYMBOL));
     x.reset_peak =
         reinterpret_cast<Gpu100EmuResetPeakFn>(dlsym(RTLD_DEFAULT, GPU100_EMU_RESET_PEAK_SYMBOL));
+    x.device_address = reinterpret_cast<unsigned long long (*)(const void*)>(
+        dlsym(RTLD_DEFAULT, "gpu100_emu_device_address"));
     return x;
   }();
   return e;
@@ -101,5 +105,11 @@ std::string emu_metric_legend() {
          "wavefronts beyond), atomic operations on global/shared memory; --json has every "
          "counter";
 }
+
+namespace detail {
+uint64_t device_address_of(const void* host) {
+  return entry().device_address ? entry().device_address(host) : 0;
+}
+}  // namespace detail
 
 }  // namespace gpu100

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <stdexcept>
 
 #include "gpu100/check.h"
@@ -20,6 +21,34 @@ namespace gpu100 {
 
 namespace {
 std::string gib(double bytes) { return fmt::format("{:.2f} GiB", bytes / (1024.0 * 1024 * 1024)); }
+
+// The program's command line as typed (argv[0] included), quoted where the shell needs it.
+std::string command_line() {
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>()), out, arg;
+  for (char c : all) {
+    if (c != '\0') { arg += c; continue; }
+    const bool plain = !arg.empty() && arg.find_first_not_of(
+        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-+=.,/:@%") == std::string::npos;
+    if (!out.empty()) out += ' ';
+    if (!plain) out += '\'';
+    out += arg;
+    if (!plain) out += '\'';
+    arg.clear();
+  }
+  return out;
+}
+
+// Under the emulator, a failed check names the device address of its worst element, which is
+// the same on every run there: the command that re-runs the case watching it shows which
+// thread and instruction stored the wrong value (emu/README.md, "Debugging").
+void print_watch_hint(const std::string& name, const CheckResult& r) {
+  if (r.pass || !r.checked || !r.worst_device_address) return;
+  fmt::print("{}: the check failed at element {} (got {:g}, expected {:g}), which came from device "
+             "address {:#x}; to see which thread stored it, run\n  scripts/emulate --watch {:#x}:{} {}\n",
+             name, r.worst_index, r.worst_got, r.worst_ref, r.worst_device_address, r.worst_device_address,
+             r.element_bytes, command_line());
+}
 }  // namespace
 
 bool Context::vendor_libraries() const { return vendor_libraries_usable(device_); }
@@ -83,6 +112,7 @@ std::vector<Measured> Context::measure_all(const std::vector<Measure>& list) {
     if (skipped(list[i])) continue;
     out[i].ran = true;
     out[i].check = checked_run(list[i], &checked_ms[i], &out[i].metrics);
+    if (device_.emulated) print_watch_hint(list[i].name, out[i].check);
   }
   for (size_t i = 0; i < list.size(); ++i) {
     if (!out[i].ran) continue;

@@ -55,7 +55,7 @@ CheckResult check_gemm(const TC* C, const float* A, const float* B, int64_t m, i
     if (beta != 0.0f) ref += double(beta) * double(C0[i * n + j]);
     s.add(detail::to_double(C[i * n + j]), ref, i * n + j);
   }
-  return s.finish();
+  return detail::located(s.finish(), C);
 }
 
 }  // namespace gpu100

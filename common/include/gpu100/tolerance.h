@@ -39,6 +39,10 @@ struct CheckResult {
   int64_t mismatches = 0;      // exact mode: unequal elements
   int64_t worst_index = -1;    // index of the largest absolute error (first mismatch when exact)
   double worst_got = 0, worst_ref = 0;
+  // A failed check under the emulator: the device address the worst element was downloaded
+  // from, and its size (0 elsewhere); the report prints the command that watches it.
+  uint64_t worst_device_address = 0;
+  uint32_t element_bytes = 0;
   std::string tolerance;       // the tolerance's name
   std::string describe() const;  // one line: why it passed or failed
 };

@@ -12,13 +12,27 @@
 
 namespace gpu100 {
 
+namespace detail {
+// Under the emulator, the device address a byte of a host copy was downloaded from (0 on a GPU).
+uint64_t device_address_of(const void* host);
+// A failed check: where on the device its worst element of `got` (the host copy) came from.
+template <class T>
+CheckResult located(CheckResult r, const T* got) {
+  if (!r.pass && r.worst_index >= 0) {
+    r.worst_device_address = device_address_of(got + r.worst_index);
+    r.element_bytes = uint32_t(sizeof(T));
+  }
+  return r;
+}
+}  // namespace detail
+
 // Compare n elements of got (GPU) with ref (CPU reference).
 template <class G, class R>
 CheckResult compare(const G* got, const R* ref, size_t n, Tolerance tol) {
   ErrorStats s(tol);
   for (size_t i = 0; i < n; ++i)
     s.add(detail::to_double(got[i]), detail::to_double(ref[i]), int64_t(i));
-  return s.finish();
+  return detail::located(s.finish(), got);
 }
 template <class VG, class VR>
 CheckResult compare(const VG& got, const VR& ref, Tolerance tol) {
@@ -63,7 +77,7 @@ CheckResult compare_exact(const T* got, const T* ref, size_t n) {
   r.rel_err = n ? double(r.mismatches) / double(n) : 0.0;
   r.max_abs_err = r.mismatches ? std::fabs(r.worst_got - r.worst_ref) : 0.0;
   r.pass = r.mismatches == 0 && n > 0;
-  return r;
+  return detail::located(r, got);
 }
 template <class V>
 CheckResult compare_exact(const V& got, const V& ref) {
