@@ -22,6 +22,12 @@
 namespace emu {
 namespace san {
 bool g_hook = false;  // the memory hooks run: the checks' or the debugging aids'
+AccessFn g_access = access;
+// Both: the debugging aids' view of an access, then the checks'.
+void access_both(Exec& x, uint32_t pc, Space space, uint64_t a, uint32_t size, int lane, uint32_t kind) {
+  debug::access(x, pc, space, a, size, lane, kind);
+  if (g_mem) access(x, pc, space, a, size, lane, kind);
+}
 }  // namespace san
 
 namespace debug {
@@ -676,6 +682,7 @@ void check_kernels(const std::vector<std::string>& mangled) {
 
 void launch_begin(Launch& l) {
   san::g_hook = san::g_mem;
+  san::g_access = san::access;
   if (!g_enabled) return;
   register_at_exit();
   ++g_launches;
@@ -722,7 +729,10 @@ void launch_begin(Launch& l) {
                                     std::to_string(g_trace_lane) + ")").c_str());
   }
   if (g_opt.map && !g_map_done && pick("--access-map", "map", g_opt.map_at, false, &g_map_block)) g_map_launch = &l;
-  if (g_trace_launch == &l || g_map_launch == &l || !g_opt.watch.empty()) san::g_hook = true;
+  if (g_trace_launch == &l || g_map_launch == &l || !g_opt.watch.empty()) {
+    san::g_hook = true;
+    san::g_access = san::access_both;
+  }
 }
 
 void launch_end(Launch& l) {
@@ -731,6 +741,7 @@ void launch_end(Launch& l) {
   end_trace(l);
   if (g_map_launch == &l) write_map(l);
   san::g_hook = san::g_mem;
+  san::g_access = san::access;
 }
 
 bool traced(const Block& b, const Warp& w) {
@@ -908,12 +919,6 @@ struct Configure {
 
 }  // namespace debug
 
-namespace san {
-void access_hook(Exec& x, uint32_t pc, Space space, uint64_t a, uint32_t size, int lane, uint32_t kind) {
-  if (debug::g_enabled) debug::access(x, pc, space, a, size, lane, kind);
-  if (g_mem) access(x, pc, space, a, size, lane, kind);
-}
-}  // namespace san
 }  // namespace emu
 
 // For a program's check (common/): the device address a byte of a host buffer was copied from

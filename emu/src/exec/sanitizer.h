@@ -52,10 +52,12 @@ uint32_t decode_semantics(const std::string& opcode, const std::vector<std::stri
 // executor's bounds checks. `pc` is the instruction to name in a report (cp.async lands at its
 // wait_group, but the copy is the cp.async's).
 void access(Exec& x, uint32_t pc, Space space, uint64_t a, uint32_t size, int lane, uint32_t kind);
-// What the executors call: the checks' access, and the debugging aids' (exec/debug.h) while one
-// of them watches this launch's memory; g_hook says whether either does.
+// What the executors call: g_hook says whether the checks or the debugging aids (exec/debug.h)
+// look at this launch's accesses, g_access is `access` or, while a debugging aid does, the
+// function that calls both (each launch sets them).
 extern bool g_hook;
-void access_hook(Exec& x, uint32_t pc, Space space, uint64_t a, uint32_t size, int lane, uint32_t kind);
+using AccessFn = void (*)(Exec& x, uint32_t pc, Space space, uint64_t a, uint32_t size, int lane, uint32_t kind);
+extern AccessFn g_access;
 
 // --- uninitialized shared values -----------------------------------------------------------------
 // A plain ld from shared memory that nothing of the block wrote is not reported at once: its
@@ -112,5 +114,5 @@ void on_copy(const void* dst, const void* src, uint64_t bytes);  // device-to-de
 #define EMU_SAN_ACCESS(x, pc, space, a, size, lane, kind)                                      \
   do {                                                                                         \
     if (__builtin_expect(::emu::san::g_hook, 0))                                               \
-      ::emu::san::access_hook((x), (pc), (space), (a), (size), (lane), (kind));                \
+      ::emu::san::g_access((x), (pc), (space), (a), (size), (lane), (kind));                   \
   } while (0)
