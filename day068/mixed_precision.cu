@@ -91,7 +91,8 @@ GPU100_HD inline uint16_t bf16_stochastic_bits(float x, uint32_t r) {
   return uint16_t((u + (r & 0xFFFFu)) >> 16);
 }
 
-// The growth and backoff of the loss scale after one step, as GradScaler does it.
+// The growth and backoff of the loss scale after one step, as GradScaler does it (the kernel's;
+// the CPU model states the rule again on its own).
 struct ScaleState {
   float scale;
   int good_steps;  // GradScaler's growth tracker: consecutive steps without inf/NaN
@@ -110,9 +111,12 @@ GPU100_HD inline void update_scale_state(ScaleState& s, bool found_inf, const Sc
   }
 }
 
-// The gradient of step t is 2^exponent(t) * base: small (2^-26) on most steps, and every fifth
-// step a spike (2^3) that overflows fp16 once scaled by 2^13 or more.
-GPU100_HD inline int gradient_exponent(int t) { return t % 5 == 4 ? 3 : -26; }
+// The gradient of step t is 2^exponent * base: small (2^-26), except on every fifth step for one
+// element, a spike of 2^3 that overflows fp16 once scaled by 2^13 or more (for |base| near 1).
+// One element: an overflow is found however few gradients have it.
+GPU100_HD inline int gradient_exponent(int t, int64_t i, int64_t n) {
+  return t % 5 == 4 && i == int64_t(t) * 7919 % n ? 3 : -26;
+}
 
 // ---- CPU model ----------------------------------------------------------------------------------
 // x rounded to nearest, ties to even, in a binary format with p significant bits, smallest normal
@@ -195,7 +199,7 @@ Training train_cpu(const std::vector<float>& p0, const std::vector<float>& base,
     bool found_inf = false;
     double err2 = 0, ref2 = 0;
     for (size_t i = 0; i < base.size(); ++i) {
-      const float grad = std::ldexp(base[i], gradient_exponent(t));  // exact
+      const float grad = std::ldexp(base[i], gradient_exponent(t, int64_t(i), int64_t(base.size())));
       const float scaled = grad * st.scale;                           // exact or inf
       g[i] = float(to_fp16(scaled)) * inv_scale;
       found_inf = found_inf || !std::isfinite(g[i]);
@@ -208,7 +212,19 @@ Training train_cpu(const std::vector<float>& p0, const std::vector<float>& base,
       for (size_t i = 0; i < r.p.size(); ++i) r.p[i] = r.p[i] - kLearningRate * g[i];
       if (ref2 > 0) r.worst_grad_error = std::max(r.worst_grad_error, std::sqrt(err2 / ref2));
     }
-    update_scale_state(st, found_inf, policy);
+    // GradScaler's update, written out here on its own (not the kernels' update_scale_state), so
+    // that the check compares two statements of the rule: back off and restart the count after an
+    // overflow; grow after `interval` consecutive good steps.
+    if (found_inf) {
+      st.scale *= policy.backoff;
+      st.good_steps = 0;
+    } else {
+      st.good_steps += 1;
+      if (st.good_steps == policy.interval) {
+        st.scale *= policy.growth;
+        st.good_steps = 0;
+      }
+    }
   }
   return r;
 }
@@ -335,11 +351,11 @@ __global__ void chain_sum_bf16(const __nv_bfloat16* __restrict__ x, float* __res
 // Loss scaling, one step in four launches. The backward pass, reduced to its last operation:
 // the fp32 gradient times the loss scale, stored in fp16 (inf where it overflows).
 __global__ void backward_fp16(const float* __restrict__ base, __half* __restrict__ g16,
-                              const float* __restrict__ scale, int exponent, int64_t n) {
+                              const float* __restrict__ scale, int step, int64_t n) {
   const float s = *scale;
   const int64_t stride = int64_t(gridDim.x) * blockDim.x;
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride)
-    g16[i] = __float2half_rn(__fmul_rn(ldexpf(base[i], exponent), s));
+    g16[i] = __float2half_rn(__fmul_rn(ldexpf(base[i], gradient_exponent(step, i, n)), s));
 }
 
 // g32 = g16 / scale, and found_inf set if any is inf or NaN (one atomic per warp that saw one).
@@ -415,7 +431,7 @@ void launch_training(TrainingBuffers& b, const std::vector<float>& p0, const Siz
   const unsigned grid = grid_of(z.params);
   for (int t = 0; t < int(z.steps); ++t) {
     backward_fp16<<<grid, kBlock, 0, s>>>(b.base.data(), b.g16.data(), b.scale.data(),
-                                          gradient_exponent(t), z.params);
+                                          t, z.params);
     unscale_check<<<grid, kBlock, 0, s>>>(b.g16.data(), b.g32.data(), b.scale.data(),
                                           b.found_inf.data(), z.params);
     sgd_step<<<grid, kBlock, 0, s>>>(b.p.data(), b.g32.data(), b.found_inf.data(), kLearningRate,
@@ -631,7 +647,7 @@ gpu100::Table error_table(const Inputs& in, const Sizes& z, uint64_t seed) {
                                  {kGrowth, kBackoff, z.growth_interval});
   int skipped = 0;
   for (int s : dyn.skipped) skipped += s;
-  t.add_row({fmt::format("fp16 gradients of 2^-26 (spikes 2^3), {} steps", z.steps), "no scaling",
+  t.add_row({fmt::format("fp16 gradients of 2^-26 (a spike of 2^3), {} steps", z.steps), "no scaling",
              none.worst_grad_error,
              fmt::format("dynamic loss scale ({} skipped, final {})", skipped,
                          dyn.scales.empty() ? 0.0 : double(dyn.scales.back())),
@@ -646,6 +662,26 @@ gpu100::Table error_table(const Inputs& in, const Sizes& z, uint64_t seed) {
     if (a >= 0x1p-126 && a <= 0x1.FEp127) worstbf = std::max(worstbf, rel(to_bf16(v), v));
   }
   t.add_row({"round trip, normal range (bound 2^-11 / 2^-8)", "fp16", worst16, "bf16", worstbf});
+  return t;
+}
+
+// The dynamic run's scale step by step (the CPU model's, which its check compared with the GPU's
+// log): one row per run of steps at one scale, and how many of them were skipped.
+gpu100::Table scale_table(const Inputs& in, const Sizes& z) {
+  const Training dyn = train_cpu(in.p0, in.base, int(z.steps), kInitScale,
+                                 {kGrowth, kBackoff, z.growth_interval});
+  gpu100::Table t;
+  t.title = "loss scale by step (loss_scale_dynamic)";
+  t.columns = {"steps", "scale", "skipped"};
+  size_t first = 0;
+  for (size_t i = 0; i < dyn.scales.size(); ++i) {
+    if (i + 1 < dyn.scales.size() && dyn.scales[i + 1] == dyn.scales[i]) continue;
+    int skipped = 0;
+    for (size_t j = first; j <= i; ++j) skipped += dyn.skipped[j];
+    t.add_row({first == i ? fmt::format("{}", i) : fmt::format("{}-{}", first, i),
+               double(dyn.scales[i]), skipped});
+    first = i + 1;
+  }
   return t;
 }
 
@@ -716,6 +752,7 @@ int main(int argc, char** argv) {
                      measure_sum<true, false>(d, in, z), measure_sum<true, true>(d, in, z),
                      measure_training(d, in, z, false), measure_training(d, in, z, true)});
     report.table(error_table(in, z, seed));
+    report.table(scale_table(in, z));
     report.note("error table: from the CPU model of each version, which its check compared with "
                 "the GPU's results bit for bit; sums added in double over the chains' partials");
   });
