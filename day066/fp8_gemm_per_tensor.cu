@@ -375,8 +375,8 @@ __device__ __forceinline__ void load_slice(uint32_t stage, const typename Cfg::S
   for (int i = 0; i < Cfg::kChunksA; ++i) {
     const int id = tid + i * Cfg::kThreads;
     const int row = id / Cfg::kChunksPerRow, chunk = id % Cfg::kChunksPerRow;
-    copy_chunk(stage + Cfg::offset(row, chunk), A, m0 + row, M, k0 + chunk * Cfg::kElemsPerChunk,
-               K, vec);
+    copy_chunk(stage + Cfg::offset(row, chunk), A, m0 + row, M, k0 + chunk * Cfg::kElemsPerChunk, K,
+               vec);
   }
 #pragma unroll
   for (int i = 0; i < Cfg::kChunksB; ++i) {
@@ -423,9 +423,9 @@ __global__ void __launch_bounds__(Cfg::kThreads)
 #pragma unroll
     for (int j = 0; j < kNT; j += 2) {
       uint32_t r[4];
-      ldmatrix_x4(r, stage + Cfg::kABytes +
-                         Cfg::offset(wn0 + j * 8 + (lane & 7) + (lane / 16) * 8,
-                                     ks * 2 + (lane / 8) % 2));
+      ldmatrix_x4(
+          r, stage + Cfg::kABytes +
+                 Cfg::offset(wn0 + j * 8 + (lane & 7) + (lane / 16) * 8, ks * 2 + (lane / 8) % 2));
       fb[buf][j][0] = r[0];
       fb[buf][j][1] = r[1];
       fb[buf][j + 1][0] = r[2];
@@ -541,11 +541,11 @@ void launch_gemm(Operands& o, cudaStream_t s) {
     throw std::invalid_argument("too many tiles for one gridDim.x");
   const auto* A = static_cast<const Storage*>(storage_of<Cfg>(o, false));
   const auto* W = static_cast<const Storage*>(storage_of<Cfg>(o, true));
-  const bool vec = o.k % Cfg::kElemsPerChunk == 0 && gpu100::is_aligned(A, 16) &&
-                   gpu100::is_aligned(W, 16);
+  const bool vec =
+      o.k % Cfg::kElemsPerChunk == 0 && gpu100::is_aligned(A, 16) && gpu100::is_aligned(W, 16);
   gemm_mma<Cfg><<<unsigned(tiles_m * tiles_n), Cfg::kThreads, Cfg::kSmemBytes, s>>>(
-      A, W, o.dequant.data(), o.c.data(), int(o.m), int(o.n), int(o.k), int(tiles_m),
-      int(tiles_n), vec);
+      A, W, o.dequant.data(), o.c.data(), int(o.m), int(o.n), int(o.k), int(tiles_m), int(tiles_n),
+      vec);
   LAUNCH_CHECK();
 }
 
@@ -560,8 +560,15 @@ struct Version {
 };
 template <class Cfg>
 Version version(const char* name) {
-  return {name, launch_gemm<Cfg>, reinterpret_cast<const void*>(gemm_mma<Cfg>), Cfg::kSmemBytes,
-          Cfg::kThreads, Cfg::kStepK, Cfg::kBM, Cfg::kBN, int(sizeof(typename Cfg::Storage))};
+  return {name,
+          launch_gemm<Cfg>,
+          reinterpret_cast<const void*>(gemm_mma<Cfg>),
+          Cfg::kSmemBytes,
+          Cfg::kThreads,
+          Cfg::kStepK,
+          Cfg::kBM,
+          Cfg::kBN,
+          int(sizeof(typename Cfg::Storage))};
 }
 const Version kVersions[] = {version<F16Mma>("f16_mma"), version<E4M3Mma>("e4m3_mma")};
 
@@ -571,7 +578,9 @@ const Version kVersions[] = {version<F16Mma>("f16_mma"), version<E4M3Mma>("e4m3_
 // C = A W^T read column-major is C^T = W A^T: cuBLASLt's A is W (K x N column-major, lda K,
 // transposed), its B is A (K x M, ldb K), D is N x M with ldd N. Dimensions that are not
 // multiples of 16 are zero-padded in copies (zeros add nothing to any product).
-int64_t pad16(int64_t x) { return (x + 15) / 16 * 16; }
+int64_t pad16(int64_t x) {
+  return (x + 15) / 16 * 16;
+}
 
 struct LtHandle {
   cublasLtHandle_t h = nullptr;
@@ -586,7 +595,11 @@ struct LtHandle {
 class LtFp8Gemm {
  public:
   LtFp8Gemm(const Operands& o, const Quantized& qa, const Quantized& qw)
-      : m_(o.m), n_(o.n), mp_(pad16(o.m)), np_(pad16(o.n)), kp_(pad16(o.k)),
+      : m_(o.m),
+        n_(o.n),
+        mp_(pad16(o.m)),
+        np_(pad16(o.n)),
+        kp_(pad16(o.k)),
         workspace_(kLtWorkspaceBytes) {
     padded_ = mp_ != m_ || np_ != n_ || kp_ != o.k;
     if (padded_) {
@@ -617,9 +630,8 @@ class LtFp8Gemm {
                                                 sizeof d_w));
     CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &d_a,
                                                 sizeof d_a));
-    CUBLAS_CHECK(cublasLtMatmul(lt_.h, desc_, &one, w, w_layout_, a, a_layout_, &zero, d,
-                                d_layout_, d, d_layout_, &algo_, workspace_.data(),
-                                kLtWorkspaceBytes, s));
+    CUBLAS_CHECK(cublasLtMatmul(lt_.h, desc_, &one, w, w_layout_, a, a_layout_, &zero, d, d_layout_,
+                                d, d_layout_, &algo_, workspace_.data(), kLtWorkspaceBytes, s));
     if (padded_)  // the M x N corner of the padded result
       CUDA_CHECK(cudaMemcpy2DAsync(o.c.data(), size_t(n_) * 4, d_pad_.data(), size_t(np_) * 4,
                                    size_t(n_) * 4, size_t(m_), cudaMemcpyDeviceToDevice, s));
@@ -630,8 +642,7 @@ class LtFp8Gemm {
   static std::vector<uint8_t> pad_rows(const std::vector<uint8_t>& q, int64_t rows, int64_t k) {
     const int64_t rp = pad16(rows), kp = pad16(k);
     std::vector<uint8_t> out(size_t(rp * kp), 0);
-    for (int64_t r = 0; r < rows; ++r)
-      std::copy_n(q.begin() + r * k, k, out.begin() + r * kp);
+    for (int64_t r = 0; r < rows; ++r) std::copy_n(q.begin() + r * k, k, out.begin() + r * kp);
     return out;
   }
   void init() {
@@ -640,10 +651,10 @@ class LtFp8Gemm {
     CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_TRANSA, &t, sizeof t));
     CUBLAS_CHECK(
         cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_TRANSB, &nt, sizeof nt));
-    CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&w_layout_, CUDA_R_8F_E4M3, uint64_t(kp_),
-                                            uint64_t(np_), kp_));
-    CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&a_layout_, CUDA_R_8F_E4M3, uint64_t(kp_),
-                                            uint64_t(mp_), kp_));
+    CUBLAS_CHECK(
+        cublasLtMatrixLayoutCreate(&w_layout_, CUDA_R_8F_E4M3, uint64_t(kp_), uint64_t(np_), kp_));
+    CUBLAS_CHECK(
+        cublasLtMatrixLayoutCreate(&a_layout_, CUDA_R_8F_E4M3, uint64_t(kp_), uint64_t(mp_), kp_));
     CUBLAS_CHECK(
         cublasLtMatrixLayoutCreate(&d_layout_, CUDA_R_32F, uint64_t(np_), uint64_t(mp_), np_));
     cublasLtMatmulPreference_t pref = nullptr;
@@ -654,8 +665,8 @@ class LtFp8Gemm {
     cublasLtMatmulHeuristicResult_t result{};
     int found = 0;
     if (st == CUBLAS_STATUS_SUCCESS)
-      st = cublasLtMatmulAlgoGetHeuristic(lt_.h, desc_, w_layout_, a_layout_, d_layout_,
-                                          d_layout_, pref, 1, &result, &found);
+      st = cublasLtMatmulAlgoGetHeuristic(lt_.h, desc_, w_layout_, a_layout_, d_layout_, d_layout_,
+                                          pref, 1, &result, &found);
     cublasLtMatmulPreferenceDestroy(pref);
     CUBLAS_CHECK(st);
     if (found == 0) throw std::runtime_error("cuBLASLt: no fp8 algorithm for this shape");
@@ -739,7 +750,8 @@ std::string bound_note(const Reference& r, int mma_bits) {
   return fmt::format(
       "check: each entry within its bound for a tensor core keeping {} bits per mma{}; the "
       "largest e4m3 bound is {:.2e} of max|C| (--mma-bits 24: fp32 rounded once per mma)",
-      mma_bits, mma_bits >= 24 ? " (fp32, rounded)" : ", truncating", max_ref > 0 ? max_bound / max_ref : 0.0);
+      mma_bits, mma_bits >= 24 ? " (fp32, rounded)" : ", truncating",
+      max_ref > 0 ? max_bound / max_ref : 0.0);
 }
 
 // What the compiler and the occupancy calculator made of a version, and the bytes its block tile
@@ -759,16 +771,16 @@ std::string resources(const Version& v, int64_t k) {
 
 std::string fp8_unsupported(const gpu100::DeviceInfo& dev) {
   if (dev.cc() >= 89) return "";
-  return fmt::format("fp8 e4m3 mma.sync and cvt need compute capability 8.9 or newer; this GPU "
-                     "is {} (only --kernel f16_mma runs here)",
-                     dev.cc_string());
+  return fmt::format(
+      "fp8 e4m3 mma.sync and cvt need compute capability 8.9 or newer; this GPU "
+      "is {} (only --kernel f16_mma runs here)",
+      dev.cc_string());
 }
 
 // The inputs: A like activations, W like weights at a sixteenth of that scale (each tensor's own
 // scale maps it onto the e4m3 range), uniform around `mean`.
 std::vector<float> make_inputs(size_t count, uint64_t seed, double mean, float magnitude) {
-  std::vector<float> x =
-      gpu100::random_floats(count, seed, float(mean) - 1.0f, float(mean) + 1.0f);
+  std::vector<float> x = gpu100::random_floats(count, seed, float(mean) - 1.0f, float(mean) + 1.0f);
   for (float& v : x) v *= magnitude;
   return x;
 }
@@ -788,8 +800,9 @@ void measure_baseline(gpu100::Context& ctx, Operands& o, const Reference& r,
   if (ctx.vendor_libraries()) {
     plan = std::make_unique<LtFp8Gemm>(o, r.a, r.w);
     if (plan->padded())
-      ctx.report().note("cuBLASLt fp8 runs on copies zero-padded to multiples of 16 (its "
-                        "alignment rule); its rate counts the unpadded M N K");
+      ctx.report().note(
+          "cuBLASLt fp8 runs on copies zero-padded to multiples of 16 (its "
+          "alignment rule); its rate counts the unpadded M N K");
   }
   ctx.measure({.name = "cublasLt fp8",
                .launch = [&o, &plan](cudaStream_t s) { plan->run(o, s); },
@@ -842,23 +855,28 @@ int main(int argc, char** argv) {
     std::vector<__half> ha(r.a.q.size()), hw(r.w.q.size());
     for (size_t i = 0; i < ha.size(); ++i) ha[i] = __float2half(e4m3_value(r.a.q[i]));
     for (size_t i = 0; i < hw.size(); ++i) hw[i] = __float2half(e4m3_value(r.w.q[i]));
-    Operands o{m, n, k,
-               gpu100::DeviceBuffer<float>(a), gpu100::DeviceBuffer<float>(w),
+    Operands o{m,
+               n,
+               k,
+               gpu100::DeviceBuffer<float>(a),
+               gpu100::DeviceBuffer<float>(w),
                gpu100::DeviceBuffer<__nv_fp8_e4m3>(size_t(m * k)),
                gpu100::DeviceBuffer<__nv_fp8_e4m3>(size_t(n * k)),
-               gpu100::DeviceBuffer<__half>(ha), gpu100::DeviceBuffer<__half>(hw),
-               gpu100::DeviceBuffer<unsigned>(2), gpu100::DeviceBuffer<float>(2),
+               gpu100::DeviceBuffer<__half>(ha),
+               gpu100::DeviceBuffer<__half>(hw),
+               gpu100::DeviceBuffer<unsigned>(2),
+               gpu100::DeviceBuffer<float>(2),
                gpu100::DeviceBuffer<float>(size_t(m * n))};
 
     // The quantization, once: on the GPU where it can (the fp8 versions run only there), else
     // the CPU's bytes and scales are uploaded for f16_mma.
     if (fp8_unsupported(ctx.device()).empty()) {
-      const int grid = int(std::min<int64_t>(gpu100::ceil_div<int64_t>(std::max(m, n) * k,
-                                                                        kQuantBlock), 1024));
+      const int grid =
+          int(std::min<int64_t>(gpu100::ceil_div<int64_t>(std::max(m, n) * k, kQuantBlock), 1024));
       launch_quantize(o.a.data(), m * k, o.amax_bits.data(), o.qa.data(), o.dequant.data(), grid,
                       nullptr);
-      launch_quantize(o.w.data(), n * k, o.amax_bits.data() + 1, o.qw.data(),
-                      o.dequant.data() + 1, grid, nullptr);
+      launch_quantize(o.w.data(), n * k, o.amax_bits.data() + 1, o.qw.data(), o.dequant.data() + 1,
+                      grid, nullptr);
       CUDA_CHECK(cudaDeviceSynchronize());
       report.add_check("quantize (e4m3, per tensor)", check_quantized(o, r));
     } else {
@@ -872,8 +890,8 @@ int main(int argc, char** argv) {
     for (const Version& v : kVersions) runs.push_back(measure_version(v, o, r));
     ctx.measure_all(runs);
 
-    report.note(fmt::format("scales: d_a = {:.4g}, d_w = {:.4g} (max|x| / 448)", r.a.dequant,
-                            r.w.dequant));
+    report.note(
+        fmt::format("scales: d_a = {:.4g}, d_w = {:.4g} (max|x| / 448)", r.a.dequant, r.w.dequant));
     report.note(bound_note(r, mma_bits));
     for (const Version& v : kVersions)
       if (ctx.want(v.name)) report.note(resources(v, k));

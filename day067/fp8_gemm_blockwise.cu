@@ -30,10 +30,10 @@
 //
 // Check: every entry at --quick (sampled beyond) against a double GEMM of each version's own
 // dequantized operands, within a per-entry bound derived as in day 066: each mma of 32 products may
-// add sum min(|x|, 2^(1-p) max|x|) over its addends + 2^-23 (|c| + sum|p|) for a tensor core keeping
-// p bits (--mma-bits, default 13; 24 = fp32 rounded), starting from zero at each promotion for the
-// promoted versions, plus the promotion's own fp32 roundings (scale product, product, sum). The
-// bound of all_k grows with the square of the steps of K; that of a promoted version with the
+// add sum min(|x|, 2^(1-p) max|x|) over its addends + 2^-23 (|c| + sum|p|) for a tensor core
+// keeping p bits (--mma-bits, default 13; 24 = fp32 rounded), starting from zero at each promotion
+// for the promoted versions, plus the promotion's own fp32 roundings (scale product, product, sum).
+// The bound of all_k grows with the square of the steps of K; that of a promoted version with the
 // number of 128-blocks only. The lesson, in numbers (table "accumulation"): each version's largest
 // error against max |C|, against its own bound and against the bound promotion guarantees. Under
 // the emulator the accumulation is whatever GPU100_EMU_MMA_ACCUM models (default exact: the sum of
@@ -100,8 +100,12 @@ uint8_t e4m3_round(float x) {
 // ---- CPU reference: quantization ----------------------------------------------------------------
 // One group of values with one scale: amax over the group, scale 448 / amax, dequantization scale
 // amax / 448 (1 for an all-zero group), q = e4m3(x * scale): the GPU's arithmetic, bit for bit.
-float quant_scale(float amax) { return amax > 0 ? kE4M3Max / amax : 1.0f; }
-float dequant_scale(float amax) { return amax > 0 ? amax / kE4M3Max : 1.0f; }
+float quant_scale(float amax) {
+  return amax > 0 ? kE4M3Max / amax : 1.0f;
+}
+float dequant_scale(float amax) {
+  return amax > 0 ? amax / kE4M3Max : 1.0f;
+}
 
 struct Quantized {
   std::vector<uint8_t> q;
@@ -209,8 +213,8 @@ Entry entry_of(const uint8_t* qa, const uint8_t* qw, int64_t k, const Scheme& s)
   }
   // Epilogue: fl(fl(d_a d_w) * sum), two roundings (none with block scales: the sum is stored);
   // and the double reference's own k roundings of at most 2^-53 of the running sum.
-  const double epilogue = s.epilogue_scale != 1.0 ? std::ldexp(std::fabs(total) + total_err, -23)
-                                                  : 0.0;
+  const double epilogue =
+      s.epilogue_scale != 1.0 ? std::ldexp(std::fabs(total) + total_err, -23) : 0.0;
   const double reference = double(k) * std::ldexp(total_abs, -53);
   return {total * s.epilogue_scale,
           (total_err + epilogue + reference) * std::fabs(s.epilogue_scale)};
@@ -389,7 +393,8 @@ constexpr int kChunksA = kBM * kChunksPerRow / kThreads, kChunksB = kBN * kChunk
 constexpr int kABytes = kBM * kSliceBytes, kStageBytes = (kBM + kBN) * kSliceBytes;
 constexpr int kSmemBytes = kStages * kStageBytes;
 constexpr int kSlicesPerBlock = kBlock / kSliceBytes;  // slices between promotions
-static_assert(kChunksA * kThreads == kBM * kChunksPerRow && kChunksB * kThreads == kBN * kChunksPerRow,
+static_assert(kChunksA * kThreads == kBM * kChunksPerRow &&
+                  kChunksB * kThreads == kBN * kChunksPerRow,
               "slices split evenly over the threads");
 static_assert(kBN == kBlock, "a block tile's columns are one 128-row block of W: one weight scale");
 static_assert(kWN % 16 == 0 && kWM % 16 == 0, "warp tile: whole m16 tiles, pairs of n8 tiles");
@@ -512,9 +517,9 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
     for (int j = 0; j < kNT; j += 2) {
       uint32_t r[4];
-      ldmatrix_x4(r, stage + kABytes +
-                         tile_offset(wn0 + j * 8 + (lane & 7) + (lane / 16) * 8,
-                                     ks * 2 + (lane / 8) % 2));
+      ldmatrix_x4(
+          r, stage + kABytes +
+                 tile_offset(wn0 + j * 8 + (lane & 7) + (lane / 16) * 8, ks * 2 + (lane / 8) % 2));
       fb[buf][j][0] = r[0];
       fb[buf][j][1] = r[1];
       fb[buf][j + 1][0] = r[2];
@@ -543,8 +548,8 @@ __global__ void __launch_bounds__(kThreads)
   for (int kt = 0; kt < ktiles; ++kt) {
     const int next = kt + kStages - 1;
     if (next < ktiles)
-      load_slice(smem0 + (next % kStages) * kStageBytes, A, W, M, N, K, m0, n0,
-                 next * kSliceBytes, vec, tid);
+      load_slice(smem0 + (next % kStages) * kStageBytes, A, W, M, N, K, m0, n0, next * kSliceBytes,
+                 vec, tid);
     cp_async_commit();
     const uint32_t stage = smem0 + (kt % kStages) * kStageBytes;
 #pragma unroll
@@ -590,15 +595,15 @@ struct Operands {
   int64_t m, n, k, kb_count;
   gpu100::DeviceBuffer<float> a, w;
   gpu100::DeviceBuffer<__nv_fp8_e4m3> qa_tensor, qw_tensor, qa_blocks, qw_blocks;
-  gpu100::DeviceBuffer<unsigned> amax_bits;  // [0] A, [1] W
+  gpu100::DeviceBuffer<unsigned> amax_bits;   // [0] A, [1] W
   gpu100::DeviceBuffer<float> tensor_scales;  // [0] d_a, [1] d_w
   gpu100::DeviceBuffer<float> row_scales, tile_scales;
   gpu100::DeviceBuffer<float> c;
 };
 
 void quantize_all(Operands& o) {
-  const int grid = int(std::min<int64_t>(
-      gpu100::ceil_div<int64_t>(std::max(o.m, o.n) * o.k, kQuantBlock), 1024));
+  const int grid = int(
+      std::min<int64_t>(gpu100::ceil_div<int64_t>(std::max(o.m, o.n) * o.k, kQuantBlock), 1024));
   CUDA_CHECK(cudaMemset(o.amax_bits.data(), 0, o.amax_bits.bytes()));
   absmax_kernel<<<grid, kQuantBlock>>>(o.a.data(), o.m * o.k, o.amax_bits.data());
   LAUNCH_CHECK();
@@ -617,8 +622,7 @@ void quantize_all(Operands& o) {
   LAUNCH_CHECK();
   const int64_t tiles = gpu100::ceil_div<int64_t>(o.n, kBlock) * o.kb_count;
   quantize_tiles_kernel<<<unsigned(tiles), kQuantBlock>>>(o.w.data(), o.n, o.k, o.kb_count,
-                                                          o.qw_blocks.data(),
-                                                          o.tile_scales.data());
+                                                          o.qw_blocks.data(), o.tile_scales.data());
   LAUNCH_CHECK();
   CUDA_CHECK(cudaDeviceSynchronize());
 }
@@ -626,8 +630,8 @@ void quantize_all(Operands& o) {
 template <Scaling kScaling>
 void launch_gemm(Operands& o, cudaStream_t s) {
   static const bool opted_in = [] {
-    CUDA_CHECK(cudaFuncSetAttribute(gemm_fp8<kScaling>,
-                                    cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes));
+    CUDA_CHECK(cudaFuncSetAttribute(gemm_fp8<kScaling>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    kSmemBytes));
     return true;
   }();
   (void)opted_in;
@@ -636,8 +640,10 @@ void launch_gemm(Operands& o, cudaStream_t s) {
   if ((tiles_m + kGroupM) * tiles_n > int64_t(INT32_MAX))
     throw std::invalid_argument("too many tiles for one gridDim.x");
   const bool blocks = kScaling == Scaling::blockwise;
-  const auto* A = reinterpret_cast<const uint8_t*>(blocks ? o.qa_blocks.data() : o.qa_tensor.data());
-  const auto* W = reinterpret_cast<const uint8_t*>(blocks ? o.qw_blocks.data() : o.qw_tensor.data());
+  const auto* A =
+      reinterpret_cast<const uint8_t*>(blocks ? o.qa_blocks.data() : o.qa_tensor.data());
+  const auto* W =
+      reinterpret_cast<const uint8_t*>(blocks ? o.qw_blocks.data() : o.qw_tensor.data());
   const bool vec = o.k % 16 == 0 && gpu100::is_aligned(A, 16) && gpu100::is_aligned(W, 16);
   const Scales scales{o.tensor_scales.data(), o.row_scales.data(), o.tile_scales.data(),
                       int(o.kb_count)};
@@ -665,7 +671,9 @@ const Version kVersions[] = {
 // ---- the cuBLASLt per-tensor fp8 baseline (day 066's call) --------------------------------------
 // TN: cuBLASLt's A is W (K x N column-major, transposed), its B is A (K x M), D is N x M; the
 // dimensions zero-padded to multiples of 16 in copies where they are not (its fp8 alignment).
-int64_t pad16(int64_t x) { return (x + 15) / 16 * 16; }
+int64_t pad16(int64_t x) {
+  return (x + 15) / 16 * 16;
+}
 
 struct LtHandle {
   cublasLtHandle_t h = nullptr;
@@ -680,7 +688,11 @@ struct LtHandle {
 class LtFp8Gemm {
  public:
   LtFp8Gemm(const Operands& o, const Quantized& qa, const Quantized& qw)
-      : m_(o.m), n_(o.n), mp_(pad16(o.m)), np_(pad16(o.n)), kp_(pad16(o.k)),
+      : m_(o.m),
+        n_(o.n),
+        mp_(pad16(o.m)),
+        np_(pad16(o.n)),
+        kp_(pad16(o.k)),
         workspace_(kLtWorkspaceBytes) {
     padded_ = mp_ != m_ || np_ != n_ || kp_ != o.k;
     if (padded_) {
@@ -711,9 +723,8 @@ class LtFp8Gemm {
                                                 sizeof d_w));
     CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &d_a,
                                                 sizeof d_a));
-    CUBLAS_CHECK(cublasLtMatmul(lt_.h, desc_, &one, w, w_layout_, a, a_layout_, &zero, d,
-                                d_layout_, d, d_layout_, &algo_, workspace_.data(),
-                                kLtWorkspaceBytes, s));
+    CUBLAS_CHECK(cublasLtMatmul(lt_.h, desc_, &one, w, w_layout_, a, a_layout_, &zero, d, d_layout_,
+                                d, d_layout_, &algo_, workspace_.data(), kLtWorkspaceBytes, s));
     if (padded_)
       CUDA_CHECK(cudaMemcpy2DAsync(o.c.data(), size_t(n_) * 4, d_pad_.data(), size_t(np_) * 4,
                                    size_t(n_) * 4, size_t(m_), cudaMemcpyDeviceToDevice, s));
@@ -732,10 +743,10 @@ class LtFp8Gemm {
     CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_TRANSA, &t, sizeof t));
     CUBLAS_CHECK(
         cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_TRANSB, &nt, sizeof nt));
-    CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&w_layout_, CUDA_R_8F_E4M3, uint64_t(kp_),
-                                            uint64_t(np_), kp_));
-    CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&a_layout_, CUDA_R_8F_E4M3, uint64_t(kp_),
-                                            uint64_t(mp_), kp_));
+    CUBLAS_CHECK(
+        cublasLtMatrixLayoutCreate(&w_layout_, CUDA_R_8F_E4M3, uint64_t(kp_), uint64_t(np_), kp_));
+    CUBLAS_CHECK(
+        cublasLtMatrixLayoutCreate(&a_layout_, CUDA_R_8F_E4M3, uint64_t(kp_), uint64_t(mp_), kp_));
     CUBLAS_CHECK(
         cublasLtMatrixLayoutCreate(&d_layout_, CUDA_R_32F, uint64_t(np_), uint64_t(mp_), np_));
     cublasLtMatmulPreference_t pref = nullptr;
@@ -746,8 +757,8 @@ class LtFp8Gemm {
     cublasLtMatmulHeuristicResult_t result{};
     int found = 0;
     if (st == CUBLAS_STATUS_SUCCESS)
-      st = cublasLtMatmulAlgoGetHeuristic(lt_.h, desc_, w_layout_, a_layout_, d_layout_,
-                                          d_layout_, pref, 1, &result, &found);
+      st = cublasLtMatmulAlgoGetHeuristic(lt_.h, desc_, w_layout_, a_layout_, d_layout_, d_layout_,
+                                          pref, 1, &result, &found);
     cublasLtMatmulPreferenceDestroy(pref);
     CUBLAS_CHECK(st);
     if (found == 0) throw std::runtime_error("cuBLASLt: no fp8 algorithm for this shape");
@@ -787,7 +798,8 @@ struct Reference {
   }
   const std::vector<double>& bound_of(Scaling s) const {
     return s == Scaling::tensor_all_k ? bound_all_k
-                                      : s == Scaling::blockwise ? bound_blockwise : bound_promoted;
+           : s == Scaling::blockwise  ? bound_blockwise
+                                      : bound_promoted;
   }
 };
 
@@ -849,9 +861,9 @@ gpu100::CheckResult check_quantized(const Operands& o, const Reference& r) {
 
 // One version's errors, for the accumulation table.
 struct Errors {
-  double max_rel = 0;           // max |err| / max |C|
+  double max_rel = 0;            // max |err| / max |C|
   double own = 0, promoted = 0;  // max over entries of |err| / bound
-  double vs_inputs = 0;         // the worst row's rel L2 against the unquantized inputs' product
+  double vs_inputs = 0;          // the worst row's rel L2 against the unquantized inputs' product
 };
 
 Errors errors_of(const std::vector<double>& got, const Reference& r, Scaling s) {
@@ -883,8 +895,7 @@ struct Outcome {
   Errors errors;
 };
 
-gpu100::Measure measure_version(const Version& v, Operands& o, const Reference& r,
-                                Outcome& out) {
+gpu100::Measure measure_version(const Version& v, Operands& o, const Reference& r, Outcome& out) {
   return {.name = v.name,
           .launch = [&v, &o](cudaStream_t s) { v.launch(o, s); },
           .reset = [&o] { o.c.poison(); },
@@ -892,8 +903,7 @@ gpu100::Measure measure_version(const Version& v, Operands& o, const Reference& 
               [&v, &o, &r, &out] {
                 const std::vector<double> got = sampled(o.c, o.n, r);
                 out = {true, errors_of(got, r, v.scaling)};
-                return gpu100::compare_within(got, r.ref_of(v.scaling), r.bound_of(v.scaling),
-                                              "C");
+                return gpu100::compare_within(got, r.ref_of(v.scaling), r.bound_of(v.scaling), "C");
               },
           .work = gpu100::gemm_flops(o.m, o.n, o.k)};
 }
@@ -903,8 +913,9 @@ void measure_baseline(gpu100::Context& ctx, Operands& o, const Reference& r,
   if (ctx.vendor_libraries()) {
     plan = std::make_unique<LtFp8Gemm>(o, r.a_tensor, r.w_tensor);
     if (plan->padded())
-      ctx.report().note("cuBLASLt fp8 runs on copies zero-padded to multiples of 16 (its "
-                        "alignment rule); its rate counts the unpadded M N K");
+      ctx.report().note(
+          "cuBLASLt fp8 runs on copies zero-padded to multiples of 16 (its "
+          "alignment rule); its rate counts the unpadded M N K");
   }
   ctx.measure({.name = "cublasLt fp8 per-tensor",
                .launch = [&o, &plan](cudaStream_t s) { plan->run(o, s); },
@@ -925,13 +936,18 @@ void measure_baseline(gpu100::Context& ctx, Operands& o, const Reference& r,
 gpu100::Table accumulation_table(const std::vector<Outcome>& outcomes) {
   gpu100::Table t;
   t.title = "accumulation: errors against each version's own dequantized operands";
-  t.columns = {"version", "scales", "accumulation", "max err / max|C|", "max err / own bound",
-               "max err / promoted bound", "worst row vs fp32 inputs"};
+  t.columns = {"version",
+               "scales",
+               "accumulation",
+               "max err / max|C|",
+               "max err / own bound",
+               "max err / promoted bound",
+               "worst row vs fp32 inputs"};
   for (size_t i = 0; i < outcomes.size(); ++i) {
     if (!outcomes[i].ran) continue;
     const Errors& e = outcomes[i].errors;
-    t.add_row({kVersions[i].name, kVersions[i].scales, kVersions[i].accumulation, e.max_rel,
-               e.own, e.promoted, e.vs_inputs});
+    t.add_row({kVersions[i].name, kVersions[i].scales, kVersions[i].accumulation, e.max_rel, e.own,
+               e.promoted, e.vs_inputs});
   }
   return t;
 }
@@ -943,23 +959,24 @@ std::string model_note(const gpu100::DeviceInfo& dev, int bits) {
     model = fmt::format("the emulator's GPU100_EMU_MMA_ACCUM={}",
                         env && *env ? env : "exact (default: one fp32 rounding per mma)");
   }
-  return fmt::format("accumulation model of these numbers: {}; the bounds assume {} bits kept "
-                     "per mma (--mma-bits){}",
-                     model, bits, bits >= 24 ? ", fp32 rounded" : ", truncated");
+  return fmt::format(
+      "accumulation model of these numbers: {}; the bounds assume {} bits kept "
+      "per mma (--mma-bits){}",
+      model, bits, bits >= 24 ? ", fp32 rounded" : ", truncated");
 }
 
 std::string fp8_unsupported(const gpu100::DeviceInfo& dev) {
   if (dev.cc() >= 89) return "";
-  return fmt::format("fp8 e4m3 mma.sync and cvt need compute capability 8.9 or newer; this GPU "
-                     "is {}",
-                     dev.cc_string());
+  return fmt::format(
+      "fp8 e4m3 mma.sync and cvt need compute capability 8.9 or newer; this GPU "
+      "is {}",
+      dev.cc_string());
 }
 
 // Inputs with the spread block scales are for: A's rows (tokens) span 2^-14 .. 2^2 in magnitude,
 // wider than e4m3's normal range (2^-6 .. 448), W's 128 x 128 blocks 2^-7 .. 2^-2; uniform around
 // `mean` within each.
-std::vector<float> make_inputs(int64_t rows, int64_t k, uint64_t seed, double mean,
-                               bool weights) {
+std::vector<float> make_inputs(int64_t rows, int64_t k, uint64_t seed, double mean, bool weights) {
   std::vector<float> x =
       gpu100::random_floats(size_t(rows * k), seed, float(mean) - 1.0f, float(mean) + 1.0f);
   const int64_t kb_count = (k + kBlock - 1) / kBlock;
@@ -987,8 +1004,10 @@ int main(int argc, char** argv) {
   cli.size("k", k, 300, "columns of A and W (the dot-product length)", kMaxDim);
   cli.option("mma-bits", mma_bits,
              "bits the check assumes the tensor core keeps when it adds (24: fp32)", 8, 24);
-  cli.option("mean", mean, "inputs are uniform in [mean - 1, mean + 1) before their block's "
-             "magnitude", -8.0, 8.0);
+  cli.option("mean", mean,
+             "inputs are uniform in [mean - 1, mean + 1) before their block's "
+             "magnitude",
+             -8.0, 8.0);
   cli.kernels_of(kVersions);
   cli.min_cc(80);
   cli.require_device(fp8_unsupported);
@@ -1009,13 +1028,18 @@ int main(int argc, char** argv) {
     const std::vector<float> w = make_inputs(n, k, ctx.seed() + 1, mean, true);
     const Reference r = reference_of(a, w, m, n, k, mma_bits, ctx.seed());
     const int64_t kb_count = (k + kBlock - 1) / kBlock;
-    Operands o{m, n, k, kb_count,
-               gpu100::DeviceBuffer<float>(a), gpu100::DeviceBuffer<float>(w),
+    Operands o{m,
+               n,
+               k,
+               kb_count,
+               gpu100::DeviceBuffer<float>(a),
+               gpu100::DeviceBuffer<float>(w),
                gpu100::DeviceBuffer<__nv_fp8_e4m3>(size_t(m * k)),
                gpu100::DeviceBuffer<__nv_fp8_e4m3>(size_t(n * k)),
                gpu100::DeviceBuffer<__nv_fp8_e4m3>(size_t(m * k)),
                gpu100::DeviceBuffer<__nv_fp8_e4m3>(size_t(n * k)),
-               gpu100::DeviceBuffer<unsigned>(2), gpu100::DeviceBuffer<float>(2),
+               gpu100::DeviceBuffer<unsigned>(2),
+               gpu100::DeviceBuffer<float>(2),
                gpu100::DeviceBuffer<float>(r.a_blocks.dequant.size()),
                gpu100::DeviceBuffer<float>(r.w_blocks.dequant.size()),
                gpu100::DeviceBuffer<float>(size_t(m * n))};
