@@ -21,7 +21,8 @@
 // Versions
 //   round_trip          fp32 -> fp16 -> fp32 and fp32 -> bf16 -> fp32 (cvt.rn.f16.f32, cvt.rn.bf16.f32).
 //   stochastic_round    fp32 -> bf16 with 16 random bits (a counter-based hash of seed and index).
-//   accumulate_rn/_sr   `accumulators` bf16 weights, each w = round(w + u) `updates` times.
+//   accumulate_rn/_sr   `accumulators` bf16 weights, each w = round(w + u) `updates` times from 0:
+//                       with u = 0.001, round-to-nearest stops at 0.5, where half an ulp is 2^-9.
 //   sum_{fp32,bf16}_{naive,kahan}   `chains` running sums over n small values, chain c taking the
 //                       elements c, c + chains, ... (coalesced), in fp32 or in bf16 arithmetic.
 //   loss_scale_none/_dynamic  `steps` SGD steps on `params` weights with fp16 gradients: 4 launches
@@ -30,7 +31,7 @@
 // Check: each version bit for bit against a CPU model of the same operations (each addition,
 // conversion and rounding; the host is compiled with -ffp-contract=off), and
 //   stochastic_round: |mean(round(x) - x)| within 5 standard errors, from each element's Bernoulli
-//   variance ulp^2 f (1 - f); accumulate_sr: |mean(w) - (1 + T u)| within 5 standard errors of
+//   variance ulp^2 f (1 - f); accumulate_sr: |mean(w) - T u| within 5 standard errors of
 //   T steps of variance <= ulp^2 / 4 each.
 // The error table reports the naive and the compensated versions' errors against exact sums (in
 // double) and the gradients' errors against fp32 (from the CPU model the GPU matched bit for bit).
@@ -167,11 +168,11 @@ double chain_sum_cpu(const std::vector<float>& x, int64_t c, int64_t chains) {
   return s;
 }
 
-// One accumulator: w = round(float(w) + u), T times, from 1.0; round-to-nearest or stochastic
+// One accumulator: w = round(float(w) + u), T times, from 0; round-to-nearest or stochastic
 // with the numbers hash32(seed, a * T + t).
 template <bool kStochastic>
 float accumulate_cpu(int64_t a, int64_t updates, uint64_t seed) {
-  float w = 1.0f;
+  float w = 0.0f;
   for (int64_t t = 0; t < updates; ++t) {
     const float sum = w + kUpdate;  // fp32 addition, as on the device
     w = kStochastic ? bf16_value(bf16_stochastic_bits(sum, hash32(seed, uint64_t(a * updates + t))))
@@ -297,7 +298,7 @@ __global__ void accumulate(__nv_bfloat16* __restrict__ w_out, int64_t accumulato
                            int64_t updates, uint64_t seed) {
   const int64_t a = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (a >= accumulators) return;
-  __nv_bfloat16 w = __float2bfloat16_rn(1.0f);
+  __nv_bfloat16 w = __float2bfloat16_rn(0.0f);
   for (int64_t t = 0; t < updates; ++t) {
     const float sum = __fadd_rn(__bfloat162float(w), kUpdate);
     if constexpr (kStochastic)
@@ -542,7 +543,7 @@ gpu100::Measure measure_accumulate(Device& d, const Sizes& z, uint64_t seed) {
             if (!kStochastic) return exact;
             // Each step's rounding error has variance <= ulp^2 / 4 (ulp of the largest w), and
             // the steps' errors are independent: Var(w) <= T ulp^2 / 4.
-            const double target = 1.0 + double(z.updates) * double(kUpdate);
+            const double target = double(z.updates) * double(kUpdate);
             const double se = bf16_ulp(2.0 * target) * std::sqrt(double(z.updates) / 4.0) /
                               std::sqrt(double(z.accumulators));
             return gpu100::combine(exact, unbiased(sum / double(z.accumulators) - target, se,
@@ -629,14 +630,14 @@ gpu100::Table error_table(const Inputs& in, const Sizes& z, uint64_t seed) {
   t.add_row({sums + ", fp32", "running sum", rel(f_naive, exact32), "Kahan", rel(f_kahan, exact32)});
   t.add_row({sums + ", bf16", "running sum", rel(b_naive, exact16), "Kahan", rel(b_kahan, exact16)});
 
-  // Accumulation of small updates in bf16: the mean final value against 1 + T u.
-  const double target = 1.0 + double(z.updates) * double(kUpdate);
+  // Accumulation of small updates in bf16: the mean final value against T u.
+  const double target = double(z.updates) * double(kUpdate);
   double rn = 0, sr = 0;
   for (int64_t a = 0; a < z.accumulators; ++a) {
     rn += accumulate_cpu<false>(a, z.updates, seed);
     sr += accumulate_cpu<true>(a, z.updates, seed);
   }
-  t.add_row({fmt::format("bf16 w += {} x {}, mean of {} weights", kUpdate, z.updates,
+  t.add_row({fmt::format("bf16 w = 0, w += {} x {}, mean of {} weights", kUpdate, z.updates,
                          z.accumulators),
              "round to nearest", rel(rn / double(z.accumulators), target), "stochastic rounding",
              rel(sr / double(z.accumulators), target)});
