@@ -650,8 +650,8 @@ gpu100::Table error_table(const Inputs& in, const Sizes& z, uint64_t seed) {
   for (int s : dyn.skipped) skipped += s;
   t.add_row({fmt::format("fp16 gradients of 2^-26 (a spike of 2^3), {} steps", z.steps), "no scaling",
              none.worst_grad_error,
-             fmt::format("dynamic loss scale ({} skipped, final {})", skipped,
-                         dyn.scales.empty() ? 0.0 : double(dyn.scales.back())),
+             fmt::format("dynamic loss scale ({} skipped, last 2^{})", skipped,
+                         std::ilogb(dyn.scales.back())),
              dyn.worst_grad_error});
 
   // Rounding itself: the largest relative error of a round trip in each format's normal range.
@@ -667,7 +667,7 @@ gpu100::Table error_table(const Inputs& in, const Sizes& z, uint64_t seed) {
 }
 
 // The dynamic run's scale step by step (the CPU model's, which its check compared with the GPU's
-// log): one row per run of steps at one scale, and how many of them were skipped.
+// log): one row per run of steps at one scale (a power of two), and how many were skipped.
 gpu100::Table scale_table(const Inputs& in, const Sizes& z) {
   const Training dyn = train_cpu(in.p0, in.base, int(z.steps), kInitScale,
                                  {kGrowth, kBackoff, z.growth_interval});
@@ -680,7 +680,7 @@ gpu100::Table scale_table(const Inputs& in, const Sizes& z) {
     int skipped = 0;
     for (size_t j = first; j <= i; ++j) skipped += dyn.skipped[j];
     t.add_row({first == i ? fmt::format("{}", i) : fmt::format("{}-{}", first, i),
-               double(dyn.scales[i]), skipped});
+               fmt::format("2^{}", std::ilogb(dyn.scales[i])), skipped});
     first = i + 1;
   }
   return t;
