@@ -44,10 +44,15 @@ std::string command_line() {
 // thread and instruction stored the wrong value (emu/README.md, "Debugging").
 void print_watch_hint(const std::string& name, const CheckResult& r) {
   if (r.pass || !r.checked || !r.worst_device_address) return;
+  // The same run: the emulator's checks and schedule as this one had them.
+  std::string env, options;
+  if (const char* v = std::getenv("GPU100_EMU_SCHEDULE"); v && *v) env = fmt::format("GPU100_EMU_SCHEDULE={} ", v);
+  if (const char* v = std::getenv("GPU100_EMU_CHECK"); v && *v && std::string(v) != "all")
+    options = fmt::format(" --check={}", v);
   fmt::print("{}: the check failed at element {} (got {:g}, expected {:g}), which came from device "
-             "address {:#x}; to see which thread stored it, run\n  scripts/emulate --watch {:#x}:{} {}\n",
-             name, r.worst_index, r.worst_got, r.worst_ref, r.worst_device_address, r.worst_device_address,
-             r.element_bytes, command_line());
+             "address {:#x}; to see which thread stored it, run\n  {}scripts/emulate{} --watch {:#x}:{} {}\n",
+             name, r.worst_index, r.worst_got, r.worst_ref, r.worst_device_address, env, options,
+             r.worst_device_address, r.element_bytes, command_line());
 }
 }  // namespace
 
