@@ -1,22 +1,23 @@
 #!/usr/bin/env python3
 """Draws the access map the emulator wrote for one block (scripts/emulate --access-map).
 
-    scripts/access_map.py MAP.txt [OUT.png] [--text]
+    scripts/access_map.py MAP.txt [OUT.png] [--text] [--only global|shared]
 
 For each allocation the block touched, and for shared memory, a grid of its elements: shared
 memory as 32 columns, one per bank (4-byte words), global memory as 32 elements a row (a row of
 4-byte elements is one 128-byte line, four 32-byte sectors). A cell is coloured by the warp of
-the thread that touched it first and labelled with that thread's lane; a cell two or more warps
-touched is marked with '+'. Below, for every instruction of warp 0: which lane touched which
+the thread that touched it first and labelled with that thread's lane. Below, for the first
+instructions of warp 0 (the text lists all of them): which lane touched which
 element, with the 32-byte sectors (global) or the wavefronts (shared: the most distinct words
 one bank is asked for) that one execution needs. Without matplotlib, or with --text, the same
-grids are printed as text (each cell: warp letter, lane number).
+grids are printed as text (each cell: warp letter, lane number). --only keeps the regions of
+one state space.
 """
 import os
 import sys
 from collections import defaultdict
 
-ROWS_SHOWN = 48  # rows of a grid at most (the first ones touched)
+ROWS_SHOWN = 32  # rows of a grid at most (the first ones touched)
 
 
 def read_map(path):
@@ -81,11 +82,20 @@ def per_instruction(region, accesses, warp=0):
         for a in acc:
             first.setdefault(a[6], a)
         if region["space"] == "shared":
-            per_bank = defaultdict(set)
-            for a in first.values():
-                for w in range(a[3] // 4, (a[3] + a[4] - 1) // 4 + 1):
-                    per_bank[w % 32].add(w)
-            cost = "%d wavefront(s) for %d lanes" % (max(len(v) for v in per_bank.values()), len(first))
+            # 128-byte phases: the whole warp for up to 4 bytes a lane, half-warps for 8, quarter-
+            # warps for 16; a phase takes as many wavefronts as the most distinct words one bank
+            # is asked for (emu/README.md, Metrics).
+            width = max(a[4] for a in first.values())
+            phase = 32 if width <= 4 else 16 if width <= 8 else 8
+            waves = 0
+            for p0 in range(0, 32, phase):
+                per_bank = defaultdict(set)
+                for lane, a in first.items():
+                    if p0 <= lane < p0 + phase:
+                        for w in range(a[3] // 4, (a[3] + a[4] - 1) // 4 + 1):
+                            per_bank[w % 32].add(w)
+                waves += max((len(v) for v in per_bank.values()), default=0)
+            cost = "%d wavefront(s) for %d lanes" % (waves, len(first))
         else:
             sectors = {s for a in first.values() for s in range(a[3] // 32, (a[3] + a[4] - 1) // 32 + 1)}
             nbytes = len({b for a in first.values() for b in range(a[3], a[3] + a[4])})
@@ -110,7 +120,7 @@ def text_report(m):
         unit, touched = cells(m["regions"][rid], acc)
         rows, cut = window(touched, 32)
         lines.append("")
-        lines.append("%s: %d-byte elements; cell = warp letter + lane ('+': several warps)" %
+        lines.append("%s: %d-byte elements; cell = the first access: warp letter + lane" %
                      (title_of(m, rid), unit))
         for r in rows:
             row = []
@@ -118,8 +128,6 @@ def text_report(m):
                 who = touched.get(r * 32 + c)
                 if not who:
                     row.append("  ..")
-                elif len({w for w, _ in who}) > 1:
-                    row.append("   +")
                 else:
                     w, lane = who[0]
                     row.append(" %s%2d" % (chr(ord("a") + w % 26), lane))
@@ -175,11 +183,8 @@ def draw(m, out):
                 if not who:
                     ax.add_patch(plt.Rectangle((c, y), 1, 1, facecolor="#f4f4f4", edgecolor="white"))
                     continue
-                warps = {w for w, _ in who}
-                color = "#222222" if len(warps) > 1 else palette(who[0][0] % 10)
-                ax.add_patch(plt.Rectangle((c, y), 1, 1, facecolor=color, edgecolor="white"))
-                label = "+" if len(warps) > 1 else ("%d" % who[0][1] if len(who) == 1 else "%d*" % who[0][1])
-                ax.text(c + 0.5, y + 0.5, label, ha="center", va="center", fontsize=5.5, color="white")
+                ax.add_patch(plt.Rectangle((c, y), 1, 1, facecolor=palette(who[0][0] % 10), edgecolor="white"))
+                ax.text(c + 0.5, y + 0.5, "%d" % who[0][1], ha="center", va="center", fontsize=5.5, color="white")
         ax.set_xlim(0, 32)
         ax.set_ylim(len(rows), 0)
         ax.set_yticks([y + 0.5 for y in range(len(rows))])
@@ -190,7 +195,7 @@ def draw(m, out):
                       fontsize=7)
         ax.set_aspect("equal")
         if kind == "all":
-            title = "%s: every access of the block, colour = warp, number = lane" % title_of(m, rid)
+            title = "%s: the block's first access of each element, colour = warp, number = lane" % title_of(m, rid)
         else:
             where, text = m["insts"].get(pc, ("?", "?"))
             title = "warp 0, '%s' at %s: %s" % (text.strip().rstrip(";"), where, cost)
@@ -199,21 +204,32 @@ def draw(m, out):
         ax.set_title(title, fontsize=8, loc="left")
     fig.suptitle("%s, launch %d, block %s (blockDim %s)" % (m["kernel"], m["launch"], m["block"], m["blockdim"]),
                  fontsize=9)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0, 1, 0.97))
     fig.savefig(out, dpi=130)
 
 
 def main():
-    args = [a for a in sys.argv[1:] if a != "--text"]
-    if not args or len(args) > 2:
+    argv = sys.argv[1:]
+    only = None
+    if "--only" in argv:
+        i = argv.index("--only")
+        if i + 1 >= len(argv) or argv[i + 1] not in ("global", "shared"):
+            print("access_map: --only needs global or shared", file=sys.stderr)
+            return 2
+        only = argv[i + 1]
+        del argv[i:i + 2]
+    args = [a for a in argv if a != "--text"]
+    if not args or len(args) > 2 or any(a.startswith("--") for a in args):
         print(__doc__.strip().splitlines()[2].strip(), file=sys.stderr)
         return 2
     m = read_map(args[0])
+    if only:
+        m["accesses"] = [a for a in m["accesses"] if m["regions"][a[2]]["space"] == only]
     if not m["accesses"]:
         print("access_map: %s holds no access of global or shared memory" % args[0])
         return 0
     out = args[1] if len(args) > 1 else os.path.splitext(args[0])[0] + ".png"
-    if "--text" not in sys.argv:
+    if "--text" not in argv:
         try:
             draw(m, out)
             print("access_map: drew %s" % out)

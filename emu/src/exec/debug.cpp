@@ -230,7 +230,7 @@ std::string mask_hex(uint32_t m) {
   return buf;
 }
 
-std::string file_line(const Kernel& k, uint32_t pc) {
+std::string file_line(const Kernel& k, uint32_t pc, bool inlined = true) {
   if (pc >= k.code.size() || k.code[pc].src < 0) return "?";
   const SourceRef& s = k.source[size_t(k.code[pc].src)];
   if (s.line <= 0) return "?";
@@ -239,7 +239,7 @@ std::string file_line(const Kernel& k, uint32_t pc) {
   const size_t slash = file.rfind('/');
   if (slash != std::string::npos) file = file.substr(slash + 1);
   std::string out = file + ":" + std::to_string(s.line);
-  if (s.inlined_line > 0) {
+  if (s.inlined_line > 0 && inlined) {
     auto jt = k.module->parsed.files.find(s.inlined_file);
     std::string f2 = jt != k.module->parsed.files.end() ? jt->second : "?";
     const size_t sl = f2.rfind('/');
@@ -601,7 +601,7 @@ void write_map(const Launch& l) {
   std::map<uint32_t, bool> pcs;
   for (const MapRecord& r : g_map) pcs[r.pc] = true;
   for (const auto& [pc, _] : pcs)
-    std::fprintf(f, "inst %u %s %s\n", pc, file_line(k, pc).c_str(), text_of(k, pc).c_str());
+    std::fprintf(f, "inst %u %s %s\n", pc, file_line(k, pc, false).c_str(), text_of(k, pc).c_str());
   // access PC R|W|A REGION OFFSET BYTES WARP LANE
   for (const MapRecord& r : g_map) {
     int region = -1;
@@ -724,7 +724,8 @@ void launch_begin(Launch& l) {
     std::fprintf(stderr, "gpu100 emulator: trace of %s, launch %llu of it (launch %llu of the program), block %s %s\n",
                  short_name(k.name).c_str(), (unsigned long long)t.launch, (unsigned long long)g_launches,
                  dim(t.block).c_str(),
-                 (t.warp >= 0 ? "warp " + std::to_string(t.warp) + " (threads " + thread_of(l, g_trace_warp, 0) + " on)"
+                 (t.warp >= 0 ? "warp " + std::to_string(t.warp) + " (threads " + thread_of(l, g_trace_warp, 0) + " to " +
+                                   thread_of(l, g_trace_warp, int(std::min<uint32_t>(32, l.threads_per_block - 32 * g_trace_warp)) - 1) + ")"
                               : "thread " + dim(t.thread) + " (warp " + std::to_string(g_trace_warp) + ", lane " +
                                     std::to_string(g_trace_lane) + ")").c_str());
   }
