@@ -329,8 +329,8 @@ __global__ void __launch_bounds__(mma_tile::kThreads)
 #pragma unroll
       for (int i = 0; i < kMT; ++i)
         ldmatrix_x4(fa[i], a_tile + swizzled(wm0 + i * 16 + (lane & 15), 2 * ks + (lane >> 4)));
-      // B: matrices (n 0-7, k 0-15), (n 0-7, k 16-31), (n 8-15, k 0-15), (n 8-15, k 16-31) =
-      // b0, b1 of n tile j, then b0, b1 of n tile j+1.
+        // B: matrices (n 0-7, k 0-15), (n 0-7, k 16-31), (n 8-15, k 0-15), (n 8-15, k 16-31) =
+        // b0, b1 of n tile j, then b0, b1 of n tile j+1.
 #pragma unroll
       for (int j = 0; j < kNT; j += 2) {
         uint32_t r[4];
@@ -381,9 +381,9 @@ void launch_dp4a(Operands& o, cudaStream_t s) {
   using namespace dp4a_tile;
   const int64_t tiles_m = gpu100::ceil_div<int64_t>(o.m, kBM);
   const int64_t tiles_n = gpu100::ceil_div<int64_t>(o.n, kBN);
-  const Dp4aFlags flags{o.k % 4 == 0 && gpu100::is_aligned(o.a.data(), 4) &&
-                            gpu100::is_aligned(o.b.data(), 4),
-                        o.n % 4 == 0 && gpu100::is_aligned(o.c.data(), 16)};
+  const Dp4aFlags flags{
+      o.k % 4 == 0 && gpu100::is_aligned(o.a.data(), 4) && gpu100::is_aligned(o.b.data(), 4),
+      o.n % 4 == 0 && gpu100::is_aligned(o.c.data(), 16)};
   gemm_dp4a<<<unsigned(tiles_m * tiles_n), kThreads, 0, s>>>(
       o.a.data(), o.b.data(), o.c.data(), int(o.m), int(o.n), int(o.k), int(tiles_n), flags);
   LAUNCH_CHECK();
@@ -393,16 +393,16 @@ void launch_mma(Operands& o, cudaStream_t s) {
   using namespace mma_tile;
   // 48 KB is the most a block gets without asking; asking once makes the size explicit.
   static const bool opted_in = [] {
-    CUDA_CHECK(cudaFuncSetAttribute(gemm_mma, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                    kSmemBytes));
+    CUDA_CHECK(
+        cudaFuncSetAttribute(gemm_mma, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes));
     return true;
   }();
   (void)opted_in;
   const int64_t tiles_m = gpu100::ceil_div<int64_t>(o.m, kBM);
   const int64_t tiles_n = gpu100::ceil_div<int64_t>(o.n, kBN);
-  const MmaFlags flags{o.k % 16 == 0 && gpu100::is_aligned(o.a.data(), 16) &&
-                           gpu100::is_aligned(o.b.data(), 16),
-                       o.n % 2 == 0 && gpu100::is_aligned(o.c.data(), 8)};
+  const MmaFlags flags{
+      o.k % 16 == 0 && gpu100::is_aligned(o.a.data(), 16) && gpu100::is_aligned(o.b.data(), 16),
+      o.n % 2 == 0 && gpu100::is_aligned(o.c.data(), 8)};
   gemm_mma<<<unsigned(tiles_m * tiles_n), kThreads, kSmemBytes, s>>>(
       o.a.data(), o.b.data(), o.c.data(), int(o.m), int(o.n), int(o.k), int(tiles_n), flags);
   LAUNCH_CHECK();
@@ -570,9 +570,10 @@ int main(int argc, char** argv) {
   cli.min_cc(80);  // mma.sync m16n8k32 s8, ldmatrix and cp.async: Ampere and later
   cli.validate([&]() -> std::string {
     if (k <= kMaxK) return "";
-    return fmt::format("--k {}: a dot product of k int8 products reaches k * 128 * 128, which "
-                       "must fit in int32: k <= {}",
-                       k, kMaxK);
+    return fmt::format(
+        "--k {}: a dot product of k int8 products reaches k * 128 * 128, which "
+        "must fit in int32: k <= {}",
+        k, kMaxK);
   });
   cli.device_bytes([&] {
     return double(m) * double(k) + double(n) * double(k) + 4.0 * double(m) * double(n) +
@@ -591,8 +592,12 @@ int main(int argc, char** argv) {
     const auto a = make_inputs(size_t(m * k), ctx.seed(), inputs == "min");
     const auto b = make_inputs(size_t(n * k), ctx.seed() + 1, inputs == "min");
     const Reference ref = int8_gemm_cpu(a, b, m, n, k, ctx.seed());
-    Operands o{gpu100::DeviceBuffer<int8_t>(a), gpu100::DeviceBuffer<int8_t>(b),
-               gpu100::DeviceBuffer<int32_t>(size_t(m * n)), m, n, k};
+    Operands o{gpu100::DeviceBuffer<int8_t>(a),
+               gpu100::DeviceBuffer<int8_t>(b),
+               gpu100::DeviceBuffer<int32_t>(size_t(m * n)),
+               m,
+               n,
+               k};
 
     std::unique_ptr<LtInt8Gemm> plan;
     measure_baseline(ctx, o, ref, plan);
