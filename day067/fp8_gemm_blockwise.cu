@@ -23,10 +23,11 @@
 //              activation scale per row, read at each promotion
 // The quantization (per tensor as day 066; per block: a warp per 1 x 128 row block, a block of
 // threads per 128 x 128 weight block) is checked bit for bit against the CPU.
-// Baseline: cuBLASLt fp8 with per-tensor scales (day 066's call). cuBLASLt also has block scaling
-// (CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F / BLK128x128_32F, cuBLAS 12.9+, Hopper only, with its
-// own scale-tensor layout); it is not called here: that layout cannot be tried without a GPU, and
-// a wrong guess would make a wrong baseline.
+// Baseline: cuBLASLt fp8 with per-tensor scales (day 066's call). And cublaslt_blockwise:
+// cuBLASLt's own block scaling on the blockwise operands (CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F
+// for A, BLK128x128_32F for W; cuBLAS 12.9+, Hopper only), checked like blockwise. Its scale
+// layouts are PyTorch's (scaled_mm hands cuBLASLt the same tensors); they have not been tried on a
+// GPU yet.
 //
 // Check: every entry at --quick (sampled beyond) against a double GEMM of each version's own
 // dequantized operands, within a per-entry bound derived as in day 066: each mma of 32 products may
@@ -668,9 +669,14 @@ const Version kVersions[] = {
      "128 of K, then fp32 with the scales"},
 };
 
-// ---- the cuBLASLt per-tensor fp8 baseline (day 066's call) --------------------------------------
+// ---- cuBLASLt: the per-tensor fp8 baseline (day 066's call) and its block scaling -------------
 // TN: cuBLASLt's A is W (K x N column-major, transposed), its B is A (K x M), D is N x M; the
 // dimensions zero-padded to multiples of 16 in copies where they are not (its fp8 alignment).
+// Block scaling (cuBLAS 12.9+, Hopper): W's scales in CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F
+// mode, A's in VEC128_32F. Their layouts, as PyTorch's scaled_mm hands them over (cuBLAS documents
+// them under "scaling factors layouts"; not tried on a GPU yet): A's 1 x 128 scales [K block][row]
+// with the rows contiguous ("outer-dimension major"), W's 128 x 128 scales [N block][K block] with
+// the K blocks contiguous and the row stride rounded up to a multiple of 4.
 int64_t pad16(int64_t x) {
   return (x + 15) / 16 * 16;
 }
@@ -687,18 +693,29 @@ struct LtHandle {
 
 class LtFp8Gemm {
  public:
-  LtFp8Gemm(const Operands& o, const Quantized& qa, const Quantized& qw)
+  // blocks: qa and qw carry block scales (quantize_blocks_cpu), else one scale each, read on the
+  // device from o.tensor_scales.
+  LtFp8Gemm(const Operands& o, const Quantized& qa, const Quantized& qw, bool blocks)
       : m_(o.m),
         n_(o.n),
         mp_(pad16(o.m)),
         np_(pad16(o.n)),
         kp_(pad16(o.k)),
+        blocks_(blocks),
         workspace_(kLtWorkspaceBytes) {
     padded_ = mp_ != m_ || np_ != n_ || kp_ != o.k;
+    a_ = reinterpret_cast<const uint8_t*>(blocks ? o.qa_blocks.data() : o.qa_tensor.data());
+    w_ = reinterpret_cast<const uint8_t*>(blocks ? o.qw_blocks.data() : o.qw_tensor.data());
     if (padded_) {
       a_pad_ = gpu100::DeviceBuffer<uint8_t>(pad_rows(qa.q, o.m, o.k));
       w_pad_ = gpu100::DeviceBuffer<uint8_t>(pad_rows(qw.q, o.n, o.k));
       d_pad_ = gpu100::DeviceBuffer<float>(size_t(mp_ * np_));
+      a_ = a_pad_.data();
+      w_ = w_pad_.data();
+    }
+    if (blocks) {
+      a_scales_ = gpu100::DeviceBuffer<float>(row_scales_outer_major(qa.dequant, o.m, o.k));
+      w_scales_ = gpu100::DeviceBuffer<float>(tile_scales_padded(qw.dequant, o.n, o.k));
     }
     try {
       init();
@@ -715,17 +732,16 @@ class LtFp8Gemm {
 
   void run(Operands& o, cudaStream_t s) {
     const float one = 1.0f, zero = 0.0f;
-    const void* a = padded_ ? static_cast<const void*>(a_pad_.data()) : o.qa_tensor.data();
-    const void* w = padded_ ? static_cast<const void*>(w_pad_.data()) : o.qw_tensor.data();
     float* d = padded_ ? d_pad_.data() : o.c.data();
-    const float* d_w = o.tensor_scales.data() + 1;
-    const float* d_a = o.tensor_scales.data();
-    CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &d_w,
-                                                sizeof d_w));
-    CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &d_a,
-                                                sizeof d_a));
-    CUBLAS_CHECK(cublasLtMatmul(lt_.h, desc_, &one, w, w_layout_, a, a_layout_, &zero, d, d_layout_,
-                                d, d_layout_, &algo_, workspace_.data(), kLtWorkspaceBytes, s));
+    const float* w_scale = blocks_ ? w_scales_.data() : o.tensor_scales.data() + 1;
+    const float* a_scale = blocks_ ? a_scales_.data() : o.tensor_scales.data();
+    CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER,
+                                                &w_scale, sizeof w_scale));
+    CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER,
+                                                &a_scale, sizeof a_scale));
+    CUBLAS_CHECK(cublasLtMatmul(lt_.h, desc_, &one, w_, w_layout_, a_, a_layout_, &zero, d,
+                                d_layout_, d, d_layout_, &algo_, workspace_.data(),
+                                kLtWorkspaceBytes, s));
     if (padded_)
       CUDA_CHECK(cudaMemcpy2DAsync(o.c.data(), size_t(n_) * 4, d_pad_.data(), size_t(np_) * 4,
                                    size_t(n_) * 4, size_t(m_), cudaMemcpyDeviceToDevice, s));
@@ -738,12 +754,42 @@ class LtFp8Gemm {
     for (int64_t r = 0; r < rows; ++r) std::copy_n(q.begin() + r * k, k, out.begin() + r * kp);
     return out;
   }
+  // [row][K block] -> [K block][padded row], the padding rows' scales 1 (their data is zero).
+  static std::vector<float> row_scales_outer_major(const std::vector<float>& s, int64_t rows,
+                                                   int64_t k) {
+    const int64_t kb_count = (k + kBlock - 1) / kBlock, rp = pad16(rows);
+    std::vector<float> out(size_t(kb_count * rp), 1.0f);
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t b = 0; b < kb_count; ++b) out[size_t(b * rp + r)] = s[size_t(r * kb_count + b)];
+    return out;
+  }
+  // [N block][K block] with the row stride rounded up to a multiple of 4.
+  static std::vector<float> tile_scales_padded(const std::vector<float>& s, int64_t rows,
+                                               int64_t k) {
+    const int64_t kb_count = (k + kBlock - 1) / kBlock, stride = (kb_count + 3) / 4 * 4;
+    const int64_t rb_count = (rows + kBlock - 1) / kBlock;
+    std::vector<float> out(size_t(rb_count * stride), 1.0f);
+    for (int64_t r = 0; r < rb_count; ++r)
+      for (int64_t b = 0; b < kb_count; ++b)
+        out[size_t(r * stride + b)] = s[size_t(r * kb_count + b)];
+    return out;
+  }
   void init() {
     CUBLAS_CHECK(cublasLtMatmulDescCreate(&desc_, CUBLAS_COMPUTE_32F, CUDA_R_32F));
     const cublasOperation_t t = CUBLAS_OP_T, nt = CUBLAS_OP_N;
     CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_TRANSA, &t, sizeof t));
     CUBLAS_CHECK(
         cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_TRANSB, &nt, sizeof nt));
+    if (blocks_) {
+      const int32_t w_mode = CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F;
+      const int32_t a_mode = CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F;
+      cublasStatus_t st = cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_A_SCALE_MODE,
+                                                         &w_mode, sizeof w_mode);
+      if (st == CUBLAS_STATUS_SUCCESS)
+        st = cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, &a_mode,
+                                            sizeof a_mode);
+      if (st != CUBLAS_STATUS_SUCCESS) return;  // this cuBLASLt has no block scaling: not found
+    }
     CUBLAS_CHECK(
         cublasLtMatrixLayoutCreate(&w_layout_, CUDA_R_8F_E4M3, uint64_t(kp_), uint64_t(np_), kp_));
     CUBLAS_CHECK(
@@ -776,10 +822,12 @@ class LtFp8Gemm {
   }
 
   int64_t m_, n_, mp_, np_, kp_;
+  bool blocks_;
   LtHandle lt_;
   bool padded_ = false, found_ = false;
+  const uint8_t *a_ = nullptr, *w_ = nullptr;
   gpu100::DeviceBuffer<uint8_t> a_pad_, w_pad_;
-  gpu100::DeviceBuffer<float> d_pad_;
+  gpu100::DeviceBuffer<float> d_pad_, a_scales_, w_scales_;
   gpu100::DeviceBuffer<unsigned char> workspace_;
   cublasLtMatmulDesc_t desc_ = nullptr;
   cublasLtMatrixLayout_t w_layout_ = nullptr, a_layout_ = nullptr, d_layout_ = nullptr;
@@ -893,6 +941,7 @@ Errors errors_of(const std::vector<double>& got, const Reference& r, Scaling s) 
 
 // What a version's checked run produced, kept for the table.
 struct Outcome {
+  const char *name, *scales, *accumulation;
   bool ran = false;
   Errors errors;
 };
@@ -904,7 +953,8 @@ gpu100::Measure measure_version(const Version& v, Operands& o, const Reference& 
           .check =
               [&v, &o, &r, &out] {
                 const std::vector<double> got = sampled(o.c, o.n, r);
-                out = {true, errors_of(got, r, v.scaling)};
+                out.ran = true;
+                out.errors = errors_of(got, r, v.scaling);
                 return gpu100::compare_within(got, r.ref_of(v.scaling), r.bound_of(v.scaling), "C");
               },
           .work = gpu100::gemm_flops(o.m, o.n, o.k)};
@@ -913,7 +963,7 @@ gpu100::Measure measure_version(const Version& v, Operands& o, const Reference& 
 void measure_baseline(gpu100::Context& ctx, Operands& o, const Reference& r,
                       std::unique_ptr<LtFp8Gemm>& plan) {
   if (ctx.vendor_libraries()) {
-    plan = std::make_unique<LtFp8Gemm>(o, r.a_tensor, r.w_tensor);
+    plan = std::make_unique<LtFp8Gemm>(o, r.a_tensor, r.w_tensor, false);
     if (!plan->found()) {
       ctx.report().note("cuBLASLt fp8 baseline not run: its heuristic offers no algorithm");
       return;
@@ -936,6 +986,35 @@ void measure_baseline(gpu100::Context& ctx, Operands& o, const Reference& r,
                .vendor = true});
 }
 
+// cuBLASLt's block-scaled fp8 GEMM on the blockwise operands: a version, checked like ours.
+constexpr const char* kLtBlockwise = "cublaslt_blockwise";
+
+void add_lt_blockwise(gpu100::Context& ctx, Operands& o, const Reference& r,
+                      std::unique_ptr<LtFp8Gemm>& plan, Outcome& out,
+                      std::vector<gpu100::Measure>& runs) {
+  if (ctx.vendor_libraries() && ctx.want(kLtBlockwise)) {
+    plan = std::make_unique<LtFp8Gemm>(o, r.a_blocks, r.w_blocks, true);
+    if (!plan->found()) {
+      ctx.report().note(
+          "cuBLASLt block-scaled fp8 not run: its heuristic offers no algorithm "
+          "for VEC128 x BLK128x128 scales here (Hopper only)");
+      return;
+    }
+  }
+  runs.push_back({.name = kLtBlockwise,
+                  .launch = [&o, &plan](cudaStream_t s) { plan->run(o, s); },
+                  .reset = [&o] { o.c.poison(); },
+                  .check =
+                      [&o, &r, &out] {
+                        const std::vector<double> got = sampled(o.c, o.n, r);
+                        out.ran = true;
+                        out.errors = errors_of(got, r, Scaling::blockwise);
+                        return gpu100::compare_within(got, r.ref_blocks, r.bound_blockwise, "C");
+                      },
+                  .work = gpu100::gemm_flops(o.m, o.n, o.k),
+                  .vendor = true});
+}
+
 // The lesson: each version's error against max |C|, its own bound and promotion's bound, and
 // its distance from the product of the unquantized inputs (what the scales are for): the rel L2
 // error of the worst row, where per-tensor scales push a small row into e4m3's subnormals.
@@ -949,11 +1028,10 @@ gpu100::Table accumulation_table(const std::vector<Outcome>& outcomes) {
                "max err / own bound",
                "max err / promoted bound",
                "worst row vs fp32 inputs"};
-  for (size_t i = 0; i < outcomes.size(); ++i) {
-    if (!outcomes[i].ran) continue;
-    const Errors& e = outcomes[i].errors;
-    t.add_row({kVersions[i].name, kVersions[i].scales, kVersions[i].accumulation, e.max_rel, e.own,
-               e.promoted, e.vs_inputs});
+  for (const Outcome& o : outcomes) {
+    if (!o.ran) continue;
+    const Errors& e = o.errors;
+    t.add_row({o.name, o.scales, o.accumulation, e.max_rel, e.own, e.promoted, e.vs_inputs});
   }
   return t;
 }
@@ -1014,7 +1092,10 @@ int main(int argc, char** argv) {
              "inputs are uniform in [mean - 1, mean + 1) before their block's "
              "magnitude",
              -8.0, 8.0);
-  cli.kernels_of(kVersions);
+  std::vector<std::string> kernels;
+  for (const Version& v : kVersions) kernels.emplace_back(v.name);
+  kernels.emplace_back(kLtBlockwise);
+  cli.kernels(kernels);
   cli.min_cc(80);
   cli.require_device(fp8_unsupported);
   cli.device_bytes([&] {
@@ -1054,10 +1135,14 @@ int main(int argc, char** argv) {
 
     std::unique_ptr<LtFp8Gemm> plan;
     measure_baseline(ctx, o, r, plan);
-    std::vector<Outcome> outcomes(std::size(kVersions));
+    std::vector<Outcome> outcomes;
+    for (const Version& v : kVersions) outcomes.push_back({v.name, v.scales, v.accumulation});
+    outcomes.push_back({kLtBlockwise, "1x128 / 128x128", "cuBLASLt's"});
     std::vector<gpu100::Measure> runs;
     for (size_t i = 0; i < std::size(kVersions); ++i)
       runs.push_back(measure_version(kVersions[i], o, r, outcomes[i]));
+    std::unique_ptr<LtFp8Gemm> lt_blocks;
+    add_lt_blockwise(ctx, o, r, lt_blocks, outcomes.back(), runs);
     ctx.measure_all(runs);
 
     report.table(accumulation_table(outcomes));
