@@ -150,6 +150,10 @@ float bf16_value(uint16_t bits) {
   return x;
 }
 
+double bf16_to_float(__nv_bfloat16 v) {
+  return __bfloat162float(v);
+}
+
 // The unit in the last place of the bf16 binade of |x| (normal range).
 double bf16_ulp(double x) {
   int e = 0;
@@ -471,25 +475,17 @@ struct Device {
 // fp16 and bf16 round trips of values across both formats' ranges: the specials first (zeros,
 // infinities, NaN, the largest and smallest values, ties), then magnitudes 2^-30 .. 2^20.
 std::vector<float> round_trip_inputs(int64_t n, uint64_t seed) {
-  std::vector<float> x = {0.0f,
-                          -0.0f,
-                          INFINITY,
-                          -INFINITY,
-                          NAN,
-                          65504.0f,
-                          65519.0f,
-                          65520.0f,
-                          0x1p-24f,
-                          0x1p-25f,
-                          0x1.8p-25f,
-                          1.0f + 0x1p-11f,
-                          1.0f + 0x3p-11f,
-                          1.0f + 0x1p-8f,
-                          1.0f + 0x3p-8f,
-                          std::numeric_limits<float>::max(),
-                          std::numeric_limits<float>::denorm_min(),
-                          -0x1p-14f,
-                          3.0e38f};
+  // clang-format off
+  std::vector<float> x = {
+      0.0f, -0.0f, INFINITY, -INFINITY, NAN,
+      65504.0f, 65519.0f, 65520.0f,              // fp16's largest; rounds down to it; rounds to inf
+      0x1p-24f, 0x1p-25f, 0x1.8p-25f,             // fp16's smallest subnormal; a tie (to 0); above
+      -0x1p-14f,                                  // minus fp16's smallest normal
+      1.0f + 0x1p-11f, 1.0f + 0x3p-11f,           // fp16 ties: to 1, and up to 1 + 2^-9
+      1.0f + 0x1p-8f, 1.0f + 0x3p-8f,             // the same for bf16
+      std::numeric_limits<float>::max(), 3.0e38f,  // to inf in bf16; just below its largest
+      std::numeric_limits<float>::denorm_min()};  // fp32's smallest: 0 in both (bf16 stops at 2^-133)
+  // clang-format on
   const auto mant = gpu100::random_floats(size_t(n), seed, 1.0f, 2.0f);
   const auto expo = gpu100::random_ints(size_t(n), seed + 1, -30, 20);
   for (int64_t i = 0; i < n; ++i)
@@ -497,6 +493,77 @@ std::vector<float> round_trip_inputs(int64_t n, uint64_t seed) {
   return x;
 }
 
+// The checks: each version's output against the CPU model, and the statistical claims.
+gpu100::CheckResult check_round_trip(const Device& d, const Inputs& in) {
+  std::vector<double> ref16, refbf;
+  for (float v : in.rt) {
+    ref16.push_back(to_fp16(v));
+    refbf.push_back(to_bf16(v));
+  }
+  const auto id = [](float v) { return v; };
+  return gpu100::combine(compare_values(as_doubles(d.rt16.download(), id), ref16),
+                         compare_values(as_doubles(d.rtbf.download(), id), refbf));
+}
+
+gpu100::CheckResult check_stochastic_round(const Device& d, const Inputs& in, uint64_t seed) {
+  const auto got = as_doubles(d.unit_sr.download(), bf16_to_float);
+  std::vector<double> ref;
+  double err = 0, var = 0;
+  for (size_t i = 0; i < in.unit.size(); ++i) {
+    const float x = in.unit[i];
+    ref.push_back(bf16_value(bf16_stochastic_bits(x, hash32(seed, i))));
+    // x lies a fraction f of an ulp above the bf16 value below it: rounded up with probability
+    // f, the error is a Bernoulli variable scaled by ulp, variance ulp^2 f (1 - f).
+    const double ulp = bf16_ulp(x), f = (x - std::floor(x / ulp) * ulp) / ulp;
+    err += got[i] - x;
+    var += ulp * ulp * f * (1.0 - f);
+  }
+  const double count = double(in.unit.size());
+  return gpu100::combine(compare_values(got, ref),
+                         unbiased(err / count, std::sqrt(var) / count, int64_t(count)));
+}
+
+template <bool kStochastic>
+gpu100::CheckResult check_accumulate(const Device& d, const Sizes& z, uint64_t seed) {
+  const auto got = as_doubles(d.acc.download(), bf16_to_float);
+  std::vector<double> ref;
+  double sum = 0;
+  for (int64_t a = 0; a < z.accumulators; ++a) {
+    ref.push_back(accumulate_cpu<kStochastic>(a, z.updates, seed));
+    sum += got[size_t(a)];
+  }
+  const gpu100::CheckResult exact = compare_values(got, ref);
+  if (!kStochastic) return exact;
+  // Each step's rounding error has variance <= ulp^2 / 4 (the ulp of the largest w, below
+  // 2 T u), and the steps' errors are independent: Var(w) <= T ulp^2 / 4.
+  const double target = double(z.updates) * double(kUpdate);
+  const double se = bf16_ulp(2.0 * target) * std::sqrt(double(z.updates) / 4.0) /
+                    std::sqrt(double(z.accumulators));
+  return gpu100::combine(exact,
+                         unbiased(sum / double(z.accumulators) - target, se, z.accumulators));
+}
+
+template <bool kBf16, bool kKahan>
+gpu100::CheckResult check_sum(const Device& d, const Inputs& in, const Sizes& z) {
+  std::vector<double> ref;
+  for (int64_t c = 0; c < z.chains; ++c)
+    ref.push_back(chain_sum_cpu<kBf16, kKahan>(kBf16 ? in.small16 : in.small, c, z.chains));
+  return compare_values(as_doubles(d.partial.download(), [](float v) { return v; }), ref);
+}
+
+gpu100::CheckResult check_training(const Device& d, const Inputs& in, const Sizes& z,
+                                   const LossScaling& ls) {
+  const Training ref = train_cpu(in.p0, in.base, int(z.steps), ls.init_scale, ls.policy);
+  const auto id = [](auto v) { return v; };
+  const auto p = compare_values(as_doubles(d.train.p.download(), id), as_doubles(ref.p, id));
+  const auto scales =
+      compare_values(as_doubles(d.train.log_scale.download(), id), as_doubles(ref.scales, id));
+  const auto skipped =
+      compare_values(as_doubles(d.train.log_skipped.download(), id), as_doubles(ref.skipped, id));
+  return gpu100::combine(p, gpu100::combine(scales, skipped));
+}
+
+// The versions as ctx.measure takes them. work: the bytes each run reads and writes.
 gpu100::Measure measure_round_trip(Device& d, const Inputs& in) {
   const int64_t n = int64_t(in.rt.size());
   return {.name = "round_trip",
@@ -511,18 +578,7 @@ gpu100::Measure measure_round_trip(Device& d, const Inputs& in) {
                 d.rt16.poison();
                 d.rtbf.poison();
               },
-          .check =
-              [&d, &in] {
-                const auto id = [](float v) { return v; };
-                const auto got16 = as_doubles(d.rt16.download(), id);
-                const auto gotbf = as_doubles(d.rtbf.download(), id);
-                std::vector<double> ref16, refbf;
-                for (float v : in.rt) {
-                  ref16.push_back(to_fp16(v));
-                  refbf.push_back(to_bf16(v));
-                }
-                return gpu100::combine(compare_values(got16, ref16), compare_values(gotbf, refbf));
-              },
+          .check = [&d, &in] { return check_round_trip(d, in); },
           .work = 12.0 * double(n)};
 }
 
@@ -536,24 +592,7 @@ gpu100::Measure measure_stochastic_round(Device& d, const Inputs& in, uint64_t s
                 LAUNCH_CHECK();
               },
           .reset = [&d] { d.unit_sr.poison(); },
-          .check =
-              [&d, &in, seed] {
-                const auto got = as_doubles(d.unit_sr.download(),
-                                            [](__nv_bfloat16 v) { return __bfloat162float(v); });
-                std::vector<double> ref;
-                double err = 0, var = 0;
-                for (size_t i = 0; i < in.unit.size(); ++i) {
-                  const float x = in.unit[i];
-                  ref.push_back(bf16_value(bf16_stochastic_bits(x, hash32(seed, i))));
-                  const double ulp = bf16_ulp(x), f = (x - std::floor(x / ulp) * ulp) / ulp;
-                  err += got[i] - x;
-                  var += ulp * ulp * f * (1.0 - f);
-                }
-                const double count = double(in.unit.size());
-                return gpu100::combine(
-                    compare_values(got, ref),
-                    unbiased(err / count, std::sqrt(var) / count, int64_t(count)));
-              },
+          .check = [&d, &in, seed] { return check_stochastic_round(d, in, seed); },
           .work = 6.0 * double(n)};
 }
 
@@ -567,26 +606,7 @@ gpu100::Measure measure_accumulate(Device& d, const Sizes& z, uint64_t seed) {
                 LAUNCH_CHECK();
               },
           .reset = [&d] { d.acc.poison(); },
-          .check =
-              [&d, z, seed] {
-                const auto got = as_doubles(d.acc.download(),
-                                            [](__nv_bfloat16 v) { return __bfloat162float(v); });
-                std::vector<double> ref;
-                double sum = 0;
-                for (int64_t a = 0; a < z.accumulators; ++a) {
-                  ref.push_back(accumulate_cpu<kStochastic>(a, z.updates, seed));
-                  sum += got[size_t(a)];
-                }
-                auto exact = compare_values(got, ref);
-                if (!kStochastic) return exact;
-                // Each step's rounding error has variance <= ulp^2 / 4 (ulp of the largest w), and
-                // the steps' errors are independent: Var(w) <= T ulp^2 / 4.
-                const double target = double(z.updates) * double(kUpdate);
-                const double se = bf16_ulp(2.0 * target) * std::sqrt(double(z.updates) / 4.0) /
-                                  std::sqrt(double(z.accumulators));
-                return gpu100::combine(
-                    exact, unbiased(sum / double(z.accumulators) - target, se, z.accumulators));
-              },
+          .check = [&d, z, seed] { return check_accumulate<kStochastic>(d, z, seed); },
           .work = 2.0 * double(z.accumulators)};
 }
 
@@ -607,41 +627,23 @@ gpu100::Measure measure_sum(Device& d, const Inputs& in, const Sizes& z) {
                 LAUNCH_CHECK();
               },
           .reset = [&d] { d.partial.poison(); },
-          .check =
-              [&d, &in, z] {
-                const auto got = as_doubles(d.partial.download(), [](float v) { return v; });
-                std::vector<double> ref;
-                for (int64_t c = 0; c < z.chains; ++c)
-                  ref.push_back(
-                      chain_sum_cpu<kBf16, kKahan>(kBf16 ? in.small16 : in.small, c, z.chains));
-                return compare_values(got, ref);
-              },
+          .check = [&d, &in, z] { return check_sum<kBf16, kKahan>(d, in, z); },
           .work = (kBf16 ? 2.0 : 4.0) * double(z.n)};
 }
 
 gpu100::Measure measure_training(Device& d, const Inputs& in, const Sizes& z, bool dynamic) {
   const LossScaling ls = dynamic ? LossScaling{kInitScale, {kGrowth, kBackoff, z.growth_interval}}
                                  : LossScaling{1.0f, {1.0f, 1.0f, 1}};
-  return {
-      .name = dynamic ? "loss_scale_dynamic" : "loss_scale_none",
-      .launch = [&d, &in, z, ls](cudaStream_t s) { launch_training(d.train, in.p0, z, ls, s); },
-      .reset =
-          [&d] {
-            d.train.p.poison();
-            d.train.log_scale.poison();
-            d.train.log_skipped.poison();
-          },
-      .check =
-          [&d, &in, z, ls] {
-            const Training ref = train_cpu(in.p0, in.base, int(z.steps), ls.init_scale, ls.policy);
-            const auto id = [](auto v) { return v; };
-            auto r = compare_values(as_doubles(d.train.p.download(), id), as_doubles(ref.p, id));
-            r = gpu100::combine(r, compare_values(as_doubles(d.train.log_scale.download(), id),
-                                                  as_doubles(ref.scales, id)));
-            return gpu100::combine(r, compare_values(as_doubles(d.train.log_skipped.download(), id),
-                                                     as_doubles(ref.skipped, id)));
-          },
-      .work = 14.0 * double(z.params) * double(z.steps)};
+  return {.name = dynamic ? "loss_scale_dynamic" : "loss_scale_none",
+          .launch = [&d, &in, z, ls](cudaStream_t s) { launch_training(d.train, in.p0, z, ls, s); },
+          .reset =
+              [&d] {
+                d.train.p.poison();
+                d.train.log_scale.poison();
+                d.train.log_skipped.poison();
+              },
+          .check = [&d, &in, z, ls] { return check_training(d, in, z, ls); },
+          .work = 14.0 * double(z.params) * double(z.steps)};
 }
 
 // ---- analysis -----------------------------------------------------------------------------------
