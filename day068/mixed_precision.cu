@@ -484,7 +484,7 @@ std::vector<float> round_trip_inputs(int64_t n, uint64_t seed) {
       1.0f + 0x1p-11f, 1.0f + 0x3p-11f,           // fp16 ties: to 1, and up to 1 + 2^-9
       1.0f + 0x1p-8f, 1.0f + 0x3p-8f,             // the same for bf16
       std::numeric_limits<float>::max(), 3.0e38f,  // to inf in bf16; just below its largest
-      std::numeric_limits<float>::denorm_min()};  // fp32's smallest: 0 in both (bf16 stops at 2^-133)
+      std::numeric_limits<float>::denorm_min()};  // fp32's smallest: 0 in both formats
   // clang-format on
   const auto mant = gpu100::random_floats(size_t(n), seed, 1.0f, 2.0f);
   const auto expo = gpu100::random_ints(size_t(n), seed + 1, -30, 20);
