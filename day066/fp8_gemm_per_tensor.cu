@@ -779,6 +779,38 @@ std::string fp8_unsupported(const gpu100::DeviceInfo& dev) {
       dev.cc_string());
 }
 
+// Skip on this device: an fp8 version is asked for and the GPU predates sm_89.
+std::string skip_reason(const gpu100::Cli& cli, const gpu100::DeviceInfo& dev) {
+  for (const Version& v : kVersions)
+    if (v.elem_bytes == 1 && cli.want(v.name)) return fp8_unsupported(dev);
+  return "";
+}
+
+// The e4m3 values as halves (exact: every e4m3 value is an fp16 value), for f16_mma.
+std::vector<__half> as_halves(const std::vector<uint8_t>& q) {
+  std::vector<__half> h(q.size());
+  for (size_t i = 0; i < q.size(); ++i) h[i] = __float2half(e4m3_value(q[i]));
+  return h;
+}
+
+// The quantization, once: on the GPU where it can (the fp8 versions run only there), checked bit
+// for bit; else the CPU's scales are uploaded for f16_mma.
+void quantize(gpu100::Context& ctx, Operands& o, const Reference& r) {
+  if (!fp8_unsupported(ctx.device()).empty()) {
+    const std::vector<float> scales = {r.a.dequant, r.w.dequant};
+    o.dequant.upload(scales);
+    return;
+  }
+  const int grid = int(
+      std::min<int64_t>(gpu100::ceil_div<int64_t>(std::max(o.m, o.n) * o.k, kQuantBlock), 1024));
+  launch_quantize(o.a.data(), o.m * o.k, o.amax_bits.data(), o.qa.data(), o.dequant.data(), grid,
+                  nullptr);
+  launch_quantize(o.w.data(), o.n * o.k, o.amax_bits.data() + 1, o.qw.data(), o.dequant.data() + 1,
+                  grid, nullptr);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  ctx.report().add_check("quantize (e4m3, per tensor)", check_quantized(o, r));
+}
+
 // The inputs: A like activations, W like weights at a sixteenth of that scale (each tensor's own
 // scale maps it onto the e4m3 range), uniform around `mean`.
 std::vector<float> make_inputs(size_t count, uint64_t seed, double mean, float magnitude) {
@@ -837,11 +869,7 @@ int main(int argc, char** argv) {
              8.0);
   cli.kernels_of(kVersions);
   cli.min_cc(80);  // ldmatrix, cp.async, mma.sync
-  cli.require_device([&](const gpu100::DeviceInfo& dev) -> std::string {
-    for (const Version& v : kVersions)
-      if (v.elem_bytes == 1 && cli.want(v.name)) return fp8_unsupported(dev);
-    return "";
-  });
+  cli.require_device([&](const gpu100::DeviceInfo& dev) { return skip_reason(cli, dev); });
   cli.device_bytes([&] {
     const double mk = double(m) * double(k), nk = double(n) * double(k);
     return 7.0 * (mk + nk) + 4.0 * double(m) * double(n) * 2 + double(kLtWorkspaceBytes);
@@ -858,9 +886,6 @@ int main(int argc, char** argv) {
     const std::vector<float> a = make_inputs(size_t(m * k), ctx.seed(), mean, 1.0f);
     const std::vector<float> w = make_inputs(size_t(n * k), ctx.seed() + 1, mean, 1.0f / 16);
     const Reference r = reference_of(a, w, m, n, k, mma_bits, ctx.seed());
-    std::vector<__half> ha(r.a.q.size()), hw(r.w.q.size());
-    for (size_t i = 0; i < ha.size(); ++i) ha[i] = __float2half(e4m3_value(r.a.q[i]));
-    for (size_t i = 0; i < hw.size(); ++i) hw[i] = __float2half(e4m3_value(r.w.q[i]));
     Operands o{m,
                n,
                k,
@@ -868,27 +893,13 @@ int main(int argc, char** argv) {
                gpu100::DeviceBuffer<float>(w),
                gpu100::DeviceBuffer<__nv_fp8_e4m3>(size_t(m * k)),
                gpu100::DeviceBuffer<__nv_fp8_e4m3>(size_t(n * k)),
-               gpu100::DeviceBuffer<__half>(ha),
-               gpu100::DeviceBuffer<__half>(hw),
+               gpu100::DeviceBuffer<__half>(as_halves(r.a.q)),
+               gpu100::DeviceBuffer<__half>(as_halves(r.w.q)),
                gpu100::DeviceBuffer<unsigned>(2),
                gpu100::DeviceBuffer<float>(2),
                gpu100::DeviceBuffer<float>(size_t(m * n))};
 
-    // The quantization, once: on the GPU where it can (the fp8 versions run only there), else
-    // the CPU's bytes and scales are uploaded for f16_mma.
-    if (fp8_unsupported(ctx.device()).empty()) {
-      const int grid =
-          int(std::min<int64_t>(gpu100::ceil_div<int64_t>(std::max(m, n) * k, kQuantBlock), 1024));
-      launch_quantize(o.a.data(), m * k, o.amax_bits.data(), o.qa.data(), o.dequant.data(), grid,
-                      nullptr);
-      launch_quantize(o.w.data(), n * k, o.amax_bits.data() + 1, o.qw.data(), o.dequant.data() + 1,
-                      grid, nullptr);
-      CUDA_CHECK(cudaDeviceSynchronize());
-      report.add_check("quantize (e4m3, per tensor)", check_quantized(o, r));
-    } else {
-      const std::vector<float> scales = {r.a.dequant, r.w.dequant};
-      o.dequant.upload(scales);
-    }
+    quantize(ctx, o, r);
 
     std::unique_ptr<LtFp8Gemm> plan;
     measure_baseline(ctx, o, r, plan);

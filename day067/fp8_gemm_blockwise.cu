@@ -33,13 +33,14 @@
 // dequantized operands, within a per-entry bound derived as in day 066: each mma of 32 products may
 // add sum min(|x|, 2^(1-p) max|x|) over its addends + 2^-23 (|c| + sum|p|) for a tensor core
 // keeping p bits (--mma-bits, default 13; 24 = fp32 rounded), starting from zero at each promotion
-// for the promoted versions, plus the promotion's own fp32 roundings (scale product, product, sum).
-// The bound of all_k grows with the square of the steps of K; that of a promoted version with the
-// number of 128-blocks only. The lesson, in numbers (table "accumulation"): each version's largest
-// error against max |C|, against its own bound and against the bound promotion guarantees. Under
-// the emulator the accumulation is whatever GPU100_EMU_MMA_ACCUM models (default exact: the sum of
-// products and accumulator rounded once to fp32, where the versions barely differ; truncate:14
-// models Hopper's, where all_k leaves promotion's bound far behind on long K).
+// for the promoted versions, plus the promotion's own fp32 roundings (the scale product and the
+// fused multiply-add). all_k's bound grows with the number of mma steps times the partial sums'
+// size (with K^2 for same-sign products); a promoted version's only with the number of 128-blocks.
+// The lesson, in numbers (table "accumulation"): each version's largest error against max |C|,
+// against its own bound and against the bound promotion guarantees. Under the emulator the
+// accumulation is whatever GPU100_EMU_MMA_ACCUM models (default exact: the sum of products and
+// accumulator rounded once to fp32, where the versions barely differ; truncate:14 models Hopper's,
+// where all_k leaves promotion's bound far behind on long K).
 //
 // Run:  build/bin/day067 [--m 4096 --n 4096 --k 4096] [--kernel blockwise] [--mma-bits 14]
 //       build/bin/day067 --m 40 --n 24 --k 4096 --mean 1 --mma-bits 14   (a long K: the lesson)
