@@ -29,6 +29,8 @@
 // K <= 131071 keeps that below 2^31, and int32 accumulation (dp4a's wraps, mma's without
 // .satfinite wraps) never overflows: larger K is refused (exit 2). The --inputs min case fills A
 // and B with -128, every entry then is exactly K * 2^14, the largest sum possible.
+// A table gives each version's math instructions from its tiles and the fraction of their
+// multiply-adds that touch real data (the rest multiply the padding of partial tiles).
 // Check: an int64 CPU dot product, compared exactly: every entry at --quick sizes, ~4096 sampled
 // entries (corners, last row and column, random) beyond.
 // Baseline: cuBLASLt, int8 A and B, int32 C, CUBLAS_COMPUTE_32I, in the "TN" form its int8 tensor
@@ -545,6 +547,25 @@ void measure_baseline(gpu100::Context& ctx, Operands& o, const Reference& ref,
                .vendor = true});
 }
 
+// ---- analysis -----------------------------------------------------------------------------------
+// The math instructions each version issues, from its tiles: whole block tiles and whole k slices,
+// so at sizes that are no multiple of them part of the work multiplies padding zeros.
+gpu100::Table math_table(int64_t m, int64_t n, int64_t k) {
+  auto tiles = [](int64_t x, int64_t tile) { return double(gpu100::ceil_div<int64_t>(x, tile)); };
+  const double dp4a = tiles(m, dp4a_tile::kBM) * tiles(n, dp4a_tile::kBN) *
+                      (dp4a_tile::kThreads / 32) * tiles(k, dp4a_tile::kBK) * dp4a_tile::kWords *
+                      dp4a_tile::kTM * dp4a_tile::kTN;
+  const double mma = tiles(m, mma_tile::kBM) * tiles(n, mma_tile::kBN) * (mma_tile::kThreads / 32) *
+                     tiles(k, mma_tile::kBK) * (mma_tile::kBK / 32) * mma_tile::kMT * mma_tile::kNT;
+  const double useful = double(m) * double(n) * double(k);
+  gpu100::Table t;
+  t.title = "math instructions (derived from the tiles)";
+  t.columns = {"version", "warp instructions", "multiply-adds each", "useful fraction"};
+  t.add_row({"dp4a", (long long)dp4a, 32 * 4, useful / (dp4a * 32 * 4)});
+  t.add_row({"mma", (long long)mma, 16 * 8 * 32, useful / (mma * 16 * 8 * 32)});
+  return t;
+}
+
 // The inputs: uniform over all of int8, or every byte -128 (each entry then K * 2^14, the largest
 // dot product int8 allows: the int32 range at K = 131071).
 std::vector<int8_t> make_inputs(size_t count, uint64_t seed, bool minimum) {
@@ -604,5 +625,6 @@ int main(int argc, char** argv) {
     std::vector<gpu100::Measure> runs;
     for (const Version& v : kVersions) runs.push_back(measure_version(v, o, ref));
     ctx.measure_all(runs);
+    report.table(math_table(m, n, k));
   });
 }
