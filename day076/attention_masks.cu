@@ -100,15 +100,15 @@ struct RowResult {
 
 double softmax_steps(int64_t seq) { return 6.0 * double((seq + 31) / 32 + 5); }
 
-RowResult attention_row(const float* q, const float* k, const float* v, KeySpan span,
-                        const Shape& sh, double scale) {
-  const int64_t D = sh.dim, n = std::max<int64_t>(span.hi - span.lo, 0);
+RowResult attention_row(const float* q, const float* k, const float* v,
+                        const std::vector<int64_t>& keys, const Shape& sh, double scale) {
+  const int64_t D = sh.dim, n = int64_t(keys.size());
   RowResult r{std::vector<double>(size_t(D), 0.0), std::vector<double>(size_t(D), 0.0)};
   if (n == 0) return r;
   std::vector<double> s(static_cast<size_t>(n));
   double worst_score_err = 0;
   for (int64_t t = 0; t < n; ++t) {
-    const float* kj = k + (span.lo + t) * D;
+    const float* kj = k + keys[size_t(t)] * D;
     double dot = 0, mag = 0;
     for (int64_t d = 0; d < D; ++d) {
       dot += double(q[d]) * double(kj[d]);
@@ -130,7 +130,7 @@ RowResult attention_row(const float* q, const float* k, const float* v, KeySpan 
   const double gamma_n = gpu100::summation_error_bound(double(n), n);
   for (int64_t t = 0; t < n; ++t) {
     const double p = s[size_t(t)] / sum;
-    const float* vj = v + (span.lo + t) * D;
+    const float* vj = v + keys[size_t(t)] * D;
     for (int64_t d = 0; d < D; ++d) {
       r.out[size_t(d)] += p * double(vj[d]);
       r.bound[size_t(d)] += p * std::fabs(double(vj[d]));
@@ -146,8 +146,18 @@ struct Problem {
   std::vector<int> len;  // real tokens per sequence (seq each without padding)
   std::vector<float> q, k, v;
   float scale;
-  KeySpan span(int64_t q_row) const {  // q_row = query head (over the batch) * seq + i
-    return key_span(mask, len[size_t(q_row / sh.seq / sh.heads)], q_row % sh.seq);
+  // The keys query row q_row (query head over the batch * seq + i) sees, from the definitions
+  // one key at a time (not from key_span: the check must not share the kernels' interval logic).
+  std::vector<int64_t> visible_keys(int64_t q_row) const {
+    const int64_t i = q_row % sh.seq, b = q_row / sh.seq / sh.heads;
+    std::vector<int64_t> keys;
+    for (int64_t j = 0; j < sh.seq; ++j) {
+      const bool future = mask.causal && j > i;
+      const bool padded = mask.padding && j >= len[size_t(b)];
+      const bool far = mask.window > 0 && std::abs(i - j) >= mask.window;
+      if (!future && !padded && !far) keys.push_back(j);
+    }
+    return keys;
   }
 };
 
@@ -178,16 +188,16 @@ Reference attention_cpu(const Problem& p, uint64_t seed) {
   const Shape& sh = p.sh;
   Reference ref{reference_rows(sh, seed), {}, {}, 0, 0};
   for (int64_t r = 0; r < sh.q_rows(); ++r) {
-    const KeySpan sp = p.span(r);
-    ref.visible += double(std::max<int64_t>(sp.hi - sp.lo, 0));
+    ref.visible += double(p.visible_keys(r).size());
   }
   const int64_t D = sh.dim;
   for (int64_t r : ref.rows) {
-    const KeySpan sp = p.span(r);
-    if (sp.hi <= sp.lo) ++ref.fully_masked;
-    const int64_t kv = sh.kv_head_of(r / sh.seq) * sh.seq * D;
-    const RowResult rr = attention_row(&p.q[size_t(r * D)], &p.k[size_t(kv)], &p.v[size_t(kv)], sp,
-                                       sh, double(p.scale));
+    const std::vector<int64_t> keys = p.visible_keys(r);
+    if (keys.empty()) ++ref.fully_masked;
+    const int64_t b = r / sh.seq / sh.heads, h = r / sh.seq % sh.heads;
+    const int64_t kv = (b * sh.kv_heads + h * sh.kv_heads / sh.heads) * sh.seq * D;
+    const RowResult rr = attention_row(&p.q[size_t(r * D)], &p.k[size_t(kv)], &p.v[size_t(kv)],
+                                       keys, sh, double(p.scale));
     ref.out.insert(ref.out.end(), rr.out.begin(), rr.out.end());
     ref.bound.insert(ref.bound.end(), rr.bound.begin(), rr.bound.end());
   }
