@@ -245,6 +245,18 @@ __device__ __forceinline__ void to_fragments(uint32_t (&pa)[4][4], const float (
   }
 }
 
+// Element (nt, e) of the accumulator that to_fragments packed, as the T value the mma used.
+template <class T>
+__device__ __forceinline__ float fragment_value(const uint32_t (&pa)[4][4], int nt, int e) {
+  const uint32_t word = pa[nt / 2][(nt % 2) * 2 + e / 2];
+  const unsigned short bits = (e % 2) ? (unsigned short)(word >> 16) : (unsigned short)(word & 0xffffu);
+  if constexpr (std::is_same_v<T, __half>) {
+    return __half2float(__ushort_as_half(bits));
+  } else {
+    return __bfloat162float(__ushort_as_bfloat16(bits));
+  }
+}
+
 // acc (16 x 8NT) += A (16 x 64, fragments in registers) B: B is the 64 rows (k) of tile b, NT
 // n-tiles of columns from chunk chunk0; rows are k, so ldmatrix.trans makes the "col" fragment
 // (P V, dS K, P^T dO, dS^T Q).
@@ -446,21 +458,22 @@ __global__ void __launch_bounds__(kThreads)
                        ? exp2f(p[nt][e] * scale_log2 - s_lse[st * kTile + il])
                        : 0.0f;
       }
+    // P^T stays only as the 16 registers of T pairs the mma reads (registers: with D = 128 the
+    // dK and dV accumulators take 128 per thread already), and dS is formed from those values.
     uint32_t pa[4][4];
     to_fragments<T>(pa, p);
     // (2) dV += P^T dO
     mma_fragments_by_tile<T, D, D / 8>(dv_acc, pa, base + L::kDo(st), 0, lane);
-    // (3) dP^T = V dO^T, then dS^T = P^T o (dP^T - D) in place of P^T
-    {
-      float dp[8][4];
-      mma_rows_by_rows<T, D>(dp, base + L::kV, warp * 16, base + L::kDo(st), lane);
+    // (3) dP^T = V dO^T, then dS^T = P^T o (dP^T - D), in the registers of dP^T
+    float(&ds)[8][4] = p;
+    mma_rows_by_rows<T, D>(ds, base + L::kV, warp * 16, base + L::kDo(st), lane);
 #pragma unroll
-      for (int nt = 0; nt < 8; ++nt)
+    for (int nt = 0; nt < 8; ++nt)
 #pragma unroll
-        for (int e = 0; e < 4; ++e)
-          p[nt][e] *= dp[nt][e] - s_delta[st * kTile + nt * 8 + 2 * t + e % 2];
-    }
-    to_fragments<T>(pa, p);
+      for (int e = 0; e < 4; ++e)
+        ds[nt][e] = fragment_value<T>(pa, nt, e) *
+                    (ds[nt][e] - s_delta[st * kTile + nt * 8 + 2 * t + e % 2]);
+    to_fragments<T>(pa, ds);
     // (4) dK += dS^T Q (scaled once at the end)
     mma_fragments_by_tile<T, D, D / 8>(dk_acc, pa, base + L::kQ(st), 0, lane);
 
@@ -473,7 +486,7 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
         for (int e = 0; e < 4; ++e)
           s_ds[(nt * 8 + 2 * t + e % 2) * DsTile::kStride + warp * 16 + g + 8 * (e / 2)] =
-              from_float<T>(p[nt][e]);
+              from_float<T>(ds[nt][e]);
       __syncthreads();
       uint32_t fa[4][4];
 #pragma unroll
@@ -561,21 +574,27 @@ __global__ void __launch_bounds__(kThreads)
     cp_async_wait<1>();
     __syncthreads();
 
-    float p[8][4], dp[8][4];
-    mma_rows_by_rows<T, D>(p, s_q, warp * 16, s_k(st), lane);    // (1) S = Q K^T
-    mma_rows_by_rows<T, D>(dp, s_do, warp * 16, s_v(st), lane);  // (3) dP = dO V^T
+    float p[8][4];
+    mma_rows_by_rows<T, D>(p, s_q, warp * 16, s_k(st), lane);  // (1) S = Q K^T
 #pragma unroll
     for (int nt = 0; nt < 8; ++nt)
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
         const int h = e / 2, i = q0 + warp * 16 + g + 8 * h;
         const int j = kt * kTile + nt * 8 + 2 * t + e % 2;
-        const float prob =
-            visible(i, j, S, kCausal) ? exp2f(p[nt][e] * scale_log2 - row_lse[h]) : 0.0f;
-        p[nt][e] = prob * (dp[nt][e] - row_delta[h]);  // dS
+        p[nt][e] = visible(i, j, S, kCausal) ? exp2f(p[nt][e] * scale_log2 - row_lse[h]) : 0.0f;
       }
+    // P as T pairs, as in the dK/dV kernel (the same dS, and 16 registers instead of 32).
     uint32_t pa[4][4];
     to_fragments<T>(pa, p);
+    float(&ds)[8][4] = p;
+    mma_rows_by_rows<T, D>(ds, s_do, warp * 16, s_v(st), lane);  // (3) dP = dO V^T
+#pragma unroll
+    for (int nt = 0; nt < 8; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e)
+        ds[nt][e] = fragment_value<T>(pa, nt, e) * (ds[nt][e] - row_delta[e / 2]);
+    to_fragments<T>(pa, ds);
     mma_fragments_by_tile<T, D, D / 8>(dq_acc, pa, s_k(st), 0, lane);  // (5) dQ += dS K
     __syncthreads();
   }
@@ -790,8 +809,9 @@ BackwardRef backward_cpu(const double* q, const double* k, const double* v, cons
 //               (P rounded to T for the PV mma; the division by the row sum inside eps_i)
 //   e_D(i)    = sum_d |dO_id| bound(O_id) + gamma(D) sum_d |dO_id O_id|      D from the GPU's O
 //   e_dP(i,j) = gamma(D) sum_d |dO_id v_jd|
-//   e_dS(i,j) = P_ij [(eps_i + u_T + 4u) |dP_ij - D_i| + e_dP(i,j) + e_D(i)]
-//               (P's error, dS rounded to T for its mma, the fp32 subtraction and product)
+//   e_dS(i,j) = P_ij [(eps_i + 2 u_T + 4u) |dP_ij - D_i| + e_dP(i,j) + e_D(i)]
+//               (P's error, P as rounded to T for the dV product, dS rounded to T for its
+//               mma, the fp32 subtraction and product)
 //   dV_jd:  sum_i (eps_i + u_T + gamma(S)) P_ij |dO_id|                     P rounded to T
 //   dK_jd:  scale sum_i (e_dS(i,j) + gamma(S) |dS_ij|) |q_id| + 2u |dK_jd|  (the scale multiply)
 //   dQ_id:  scale sum_j (e_dS(i,j) + gamma(S) |dS_ij|) |k_jd| + 2u |dQ_id|
@@ -853,7 +873,7 @@ HeadBounds head_bounds(const double* q, const double* k, const double* v, const 
       double abs_dov = 0;
       for (int d = 0; d < D; ++d) abs_dov += std::abs(dout[i * D + d] * v[j * D + d]);
       const double e_ds =
-          p * ((eps[size_t(i)] + u_t + 4 * kU) * std::abs(b.dp[size_t(i * S + j)] - b.delta[size_t(i)]) +
+          p * ((eps[size_t(i)] + 2 * u_t + 4 * kU) * std::abs(b.dp[size_t(i * S + j)] - b.delta[size_t(i)]) +
                g_d * abs_dov + e_d[size_t(i)]);
       const double w = scale * (e_ds + g_s * std::abs(b.ds[size_t(i * S + j)]));
       const double wv = (eps[size_t(i)] + u_t + g_s) * p;
