@@ -37,10 +37,10 @@
 #include <cmath>
 #include <cstdint>
 #include <functional>
-#include <string>
-#include <utility>
 #include <limits>
 #include <random>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "gpu100/gemm.h"
@@ -48,8 +48,8 @@
 
 namespace {
 
-constexpr double kU = 0x1p-24;            // fp32 unit roundoff
-constexpr float kHotQueryScale = 256.0f;   // the last head's queries: scores in the hundreds
+constexpr double kU = 0x1p-24;              // fp32 unit roundoff
+constexpr float kHotQueryScale = 256.0f;    // the last head's queries: scores in the hundreds
 constexpr double kFullReference = 1 << 27;  // B H S^2 D above this: sampled rows only
 constexpr int64_t kSampledRows = 256;
 
@@ -60,7 +60,9 @@ struct Shape {
   double flops() const { return 4.0 * double(heads_total()) * double(seq) * double(seq) * dim; }
 };
 
-float attention_scale(int64_t dim) { return float(1.0 / std::sqrt(double(dim))); }
+float attention_scale(int64_t dim) {
+  return float(1.0 / std::sqrt(double(dim)));
+}
 
 // ---- CPU reference ------------------------------------------------------------------------------
 // One query row (head bh, query i) in double, and the error bound of each of its D outputs.
@@ -78,7 +80,9 @@ struct RowResult {
   std::vector<double> out, bound;
 };
 
-double softmax_steps(int64_t seq) { return 6.0 * double((seq + 31) / 32 + 5); }
+double softmax_steps(int64_t seq) {
+  return 6.0 * double((seq + 31) / 32 + 5);
+}
 
 RowResult attention_row(const float* q, const float* k, const float* v, const Shape& sh,
                         double scale) {
@@ -92,9 +96,9 @@ RowResult attention_row(const float* q, const float* k, const float* v, const Sh
       mag += std::fabs(double(q[d]) * double(k[j * D + d]));
     }
     s[size_t(j)] = scale * dot;
-    worst_score_err = std::max(
-        worst_score_err, scale * gpu100::summation_error_bound(double(D), D) * mag +
-                             kU * std::fabs(s[size_t(j)]));
+    worst_score_err =
+        std::max(worst_score_err, scale * gpu100::summation_error_bound(double(D), D) * mag +
+                                      kU * std::fabs(s[size_t(j)]));
   }
   const double m = *std::max_element(s.begin(), s.end());
   const double range = m - *std::min_element(s.begin(), s.end());
@@ -135,7 +139,7 @@ std::vector<int64_t> reference_rows(const Shape& sh, uint64_t seed) {
 }
 
 struct Reference {
-  std::vector<int64_t> rows;     // query rows checked (head * seq + query)
+  std::vector<int64_t> rows;       // query rows checked (head * seq + query)
   std::vector<double> out, bound;  // D per checked row
 };
 
@@ -181,8 +185,9 @@ __global__ void scores_naive(const float* __restrict__ q, const float* __restric
   s[(head * seq + i) * seq + j] = scale * acc;
 }
 
-// ---- kernels: softmax over each row of S ---------------------------------------------------------
-// The running pair of the online softmax: m the maximum seen, l the sum of e^(x - m).
+// ---- kernels: softmax over each row of S
+// --------------------------------------------------------- The running pair of the online softmax:
+// m the maximum seen, l the sum of e^(x - m).
 struct RunningMax {
   float m, l;
 };
@@ -211,9 +216,10 @@ __global__ void __launch_bounds__(kSoftmaxBlock)
   for (int64_t c = lane; c < cols; c += 32) p[r * cols + c] = expf(in[c] - acc.m) * inv;
 }
 
-// ---- kernels: P V --------------------------------------------------------------------------------
-// One thread per output o_id: lanes take consecutive d, so V's rows are read coalesced and P's
-// element p_ij is one broadcast.
+// ---- kernels: P V
+// -------------------------------------------------------------------------------- One thread per
+// output o_id: lanes take consecutive d, so V's rows are read coalesced and P's element p_ij is one
+// broadcast.
 __global__ void pv_naive(const float* __restrict__ p, const float* __restrict__ v,
                          float* __restrict__ o, int64_t seq, int64_t dim) {
   const int64_t d = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -227,16 +233,17 @@ __global__ void pv_naive(const float* __restrict__ p, const float* __restrict__ 
   o[(head * seq + i) * dim + d] = acc;
 }
 
-// ---- kernels: both GEMMs tiled through shared memory -----------------------------------------------
-// C (M x N) = alpha A (M x K) op(B) for head blockIdx.z, all row-major. B_KEYS: B is stored N x K
-// (the keys: C = A B^T, the scores), else K x N (the values: C = A B). A 32 x 32 tile of C per
-// block of 32 x 8 threads, each thread rows ty, ty + 8, ty + 16, ty + 24 of column tx; K in steps
-// of 32 through shared memory. Bs is padded to 33 columns: the key tile is stored transposed
-// (Bs[k][n] = B[n][k]), and with 32 columns the 32 lanes writing one column would hit one bank.
+// ---- kernels: both GEMMs tiled through shared memory
+// ----------------------------------------------- C (M x N) = alpha A (M x K) op(B) for head
+// blockIdx.z, all row-major. B_KEYS: B is stored N x K (the keys: C = A B^T, the scores), else K x
+// N (the values: C = A B). A 32 x 32 tile of C per block of 32 x 8 threads, each thread rows ty, ty
+// + 8, ty + 16, ty + 24 of column tx; K in steps of 32 through shared memory. Bs is padded to 33
+// columns: the key tile is stored transposed (Bs[k][n] = B[n][k]), and with 32 columns the 32 lanes
+// writing one column would hit one bank.
 constexpr int kTile = 32, kTileRows = 8;
 
 template <bool B_KEYS>
-__global__ void __launch_bounds__(kTile * kTileRows)
+__global__ void __launch_bounds__(kTile* kTileRows)
     gemm_tiled(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ c,
                int64_t M, int64_t N, int64_t K, float alpha) {
   __shared__ float As[kTile][kTile];
@@ -286,7 +293,7 @@ struct Buffers {
 void softmax(const Buffers& b, const Shape& sh, cudaStream_t st) {
   const int64_t rows = sh.rows();
   softmax_rows<<<gpu100::grid_for(rows, kSoftmaxBlock / 32), kSoftmaxBlock, 0, st>>>(b.s, b.p, rows,
-                                                                                    sh.seq);
+                                                                                     sh.seq);
   LAUNCH_CHECK();
 }
 
@@ -297,8 +304,8 @@ void attention_naive(const Buffers& b, const Shape& sh, cudaStream_t st) {
       b.q, b.k, b.s, sh.seq, sh.dim, attention_scale(sh.dim));
   LAUNCH_CHECK();
   softmax(b, sh, st);
-  pv_naive<<<dim3(gpu100::grid_for(sh.dim, 32), row_blocks, heads), block, 0, st>>>(
-      b.p, b.v, b.o, sh.seq, sh.dim);
+  pv_naive<<<dim3(gpu100::grid_for(sh.dim, 32), row_blocks, heads), block, 0, st>>>(b.p, b.v, b.o,
+                                                                                    sh.seq, sh.dim);
   LAUNCH_CHECK();
 }
 
@@ -412,9 +419,10 @@ int main(int argc, char** argv) {
       runs.push_back(measure_of(
           ver.name, [&, ver](cudaStream_t st) { ver.launch(b, sh, st); }, out, ref, sh));
     ctx.measure_all(runs);
-    report.note(fmt::format("scale = fp32(1/sqrt({})); queries of the last head x{} (scores in "
-                            "the hundreds); {} query rows checked",
-                            sh.dim, kHotQueryScale, ref.rows.size()));
+    report.note(
+        fmt::format("scale = fp32(1/sqrt({})); queries of the last head x{} (scores in "
+                    "the hundreds); {} query rows checked",
+                    sh.dim, kHotQueryScale, ref.rows.size()));
     report.note(fmt::format("S and P: {:.1f} MiB, Q K V O: {:.1f} MiB (S^2 against 4 S D per head)",
                             8.0 * double(scores) / (1 << 20),
                             16.0 * double(sh.rows() * sh.dim) / (1 << 20)));

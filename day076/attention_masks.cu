@@ -64,7 +64,8 @@ struct Shape {
   }
 };
 
-// ---- the mask: one interval of keys per query ----------------------------------------------------
+// ---- the mask: one interval of keys per query
+// ----------------------------------------------------
 struct Mask {
   bool causal = false;
   int window = 0;  // 0: none
@@ -98,7 +99,9 @@ struct RowResult {
   std::vector<double> out, bound;
 };
 
-double softmax_steps(int64_t seq) { return 6.0 * double((seq + 31) / 32 + 5); }
+double softmax_steps(int64_t seq) {
+  return 6.0 * double((seq + 31) / 32 + 5);
+}
 
 RowResult attention_row(const float* q, const float* k, const float* v,
                         const std::vector<int64_t>& keys, const Shape& sh, double scale) {
@@ -237,10 +240,10 @@ __global__ void repeat_kv(const float* __restrict__ kv, float* __restrict__ out,
     out[t] = kv[sh.kv_head_of(t / head_size) * head_size + t % head_size];
 }
 
-// ---- kernels: the GEMMs, tiled through shared memory (day 075's, with heads and masks) -----------
-// C (M x N) = alpha A (M x K) op(B) for query head blockIdx.z; B belongs to key/value head
-// kv_head_of(blockIdx.z). SCORES: B is the keys (N x K, C = A B^T), else the values (K x N, C =
-// A B, A = P). A 32 x 32 tile of C per block of 32 x 8 threads, 4 rows each; Bs padded to 33
+// ---- kernels: the GEMMs, tiled through shared memory (day 075's, with heads and masks)
+// ----------- C (M x N) = alpha A (M x K) op(B) for query head blockIdx.z; B belongs to key/value
+// head kv_head_of(blockIdx.z). SCORES: B is the keys (N x K, C = A B^T), else the values (K x N, C
+// = A B, A = P). A 32 x 32 tile of C per block of 32 x 8 threads, 4 rows each; Bs padded to 33
 // columns (the key tile is stored transposed). With SKIP, the block first intersects its keys with
 // the visible interval of its 32 query rows: a scores tile outside it is never computed (and
 // never read: the softmax reads only the interval), and P V runs K only over it (P is 0 outside
@@ -248,21 +251,22 @@ __global__ void repeat_kv(const float* __restrict__ kv, float* __restrict__ out,
 constexpr int kTile = 32, kTileRows = 8;
 
 template <bool SCORES, bool SKIP>
-__global__ void __launch_bounds__(kTile * kTileRows)
+__global__ void __launch_bounds__(kTile* kTileRows)
     gemm_tiled(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ c,
-               int64_t M, int64_t N, int64_t K, float alpha, Shape sh, Mask mask,
+               int64_t M, int64_t N, int64_t K, float alpha, int heads, int kv_heads, Mask mask,
                const int* __restrict__ len) {
   __shared__ float As[kTile][kTile];
   __shared__ float Bs[kTile][kTile + 1];
   const int tx = int(threadIdx.x), ty = int(threadIdx.y);
-  const int64_t head = blockIdx.z, kv_head = sh.kv_head_of(head);
+  const int head = int(blockIdx.z),
+            kv_head = head / heads * kv_heads + head % heads / (heads / kv_heads);
   const int64_t row0 = int64_t(blockIdx.y) * kTile, col0 = int64_t(blockIdx.x) * kTile;
-  a += head * M * K;
-  b += kv_head * N * K;
-  c += head * M * N;
+  a += int64_t(head) * M * K;
+  b += int64_t(kv_head) * N * K;
+  c += int64_t(head) * M * N;
   int64_t k_begin = 0, k_end = K;
   if constexpr (SKIP) {
-    const int64_t seq_len = mask.padding ? len[head / sh.heads] : sh.seq;
+    const int64_t seq_len = mask.padding ? len[head / heads] : M;
     const int64_t last_row = row0 + kTile - 1 < M ? row0 + kTile - 1 : M - 1;
     const KeySpan seen = {key_span(mask, seq_len, row0).lo, key_span(mask, seq_len, last_row).hi};
     if constexpr (SCORES) {
@@ -302,7 +306,8 @@ __global__ void __launch_bounds__(kTile * kTileRows)
   }
 }
 
-// ---- kernels: the masked softmax ------------------------------------------------------------------
+// ---- kernels: the masked softmax
+// ------------------------------------------------------------------
 struct RunningMax {
   float m, l;  // the maximum seen, the sum of e^(x - m)
 };
@@ -351,9 +356,9 @@ __global__ void __launch_bounds__(kSoftmaxBlock)
 struct Buffers {
   const float *q, *k, *v;
   float *s, *p, *o;
-  float *k_rep, *v_rep;   // mask_tensor: K and V repeated to H_q heads (null when H_q = H_kv)
-  const uint8_t* mask;    // mask_tensor: the mask bytes
-  const int* len;         // per sequence: real tokens
+  float *k_rep, *v_rep;  // mask_tensor: K and V repeated to H_q heads (null when H_q = H_kv)
+  const uint8_t* mask;   // mask_tensor: the mask bytes
+  const int* len;        // per sequence: real tokens
 };
 
 template <bool SKIP>
@@ -362,13 +367,17 @@ void gemms_and_softmax(const Buffers& b, const float* k, const float* v, const S
   const dim3 block(kTile, kTileRows);
   const unsigned heads = unsigned(sh.q_heads_total()), row_tiles = gpu100::grid_for(sh.seq, kTile);
   gemm_tiled<true, SKIP><<<dim3(gpu100::grid_for(sh.seq, kTile), row_tiles, heads), block, 0, st>>>(
-      b.q, k, b.s, sh.seq, sh.seq, sh.dim, scale, head_sh, mask, b.len);
+      b.q, k, b.s, sh.seq, sh.seq, sh.dim, scale, int(head_sh.heads), int(head_sh.kv_heads), mask,
+      b.len);
   LAUNCH_CHECK();
-  softmax_masked<!SKIP><<<gpu100::grid_for(sh.q_rows(), kSoftmaxBlock / 32), kSoftmaxBlock, 0,
-                          st>>>(b.s, b.p, b.mask, b.len, mask, sh);
+  softmax_masked<!SKIP>
+      <<<gpu100::grid_for(sh.q_rows(), kSoftmaxBlock / 32), kSoftmaxBlock, 0, st>>>(
+          b.s, b.p, b.mask, b.len, mask, sh);
   LAUNCH_CHECK();
-  gemm_tiled<false, SKIP><<<dim3(gpu100::grid_for(sh.dim, kTile), row_tiles, heads), block, 0,
-                            st>>>(b.p, v, b.o, sh.seq, sh.dim, sh.seq, 1.0f, head_sh, mask, b.len);
+  gemm_tiled<false, SKIP>
+      <<<dim3(gpu100::grid_for(sh.dim, kTile), row_tiles, heads), block, 0, st>>>(
+          b.p, v, b.o, sh.seq, sh.dim, sh.seq, 1.0f, int(head_sh.heads), int(head_sh.kv_heads),
+          mask, b.len);
   LAUNCH_CHECK();
 }
 
@@ -461,8 +470,9 @@ gpu100::Measure measure_version(const Version& ver, const Buffers& b, const Prob
 }  // namespace
 
 int main(int argc, char** argv) {
-  gpu100::Cli cli("Masked attention (causal, padding, sliding window, grouped-query heads): "
-                  "mask tensor vs mask rule");
+  gpu100::Cli cli(
+      "Masked attention (causal, padding, sliding window, grouped-query heads): "
+      "mask tensor vs mask rule");
   Shape sh{4, 16, 4, 2048, 64};
   Mask mask;
   cli.size("batch", sh.batch, 3, "sequences in the batch");
@@ -471,8 +481,8 @@ int main(int argc, char** argv) {
   cli.size("seq", sh.seq, 77, "sequence length (queries = keys)", 65535);
   cli.size("dim", sh.dim, 40, "head dimension", 4096);
   cli.flag("causal", mask.causal, "each query sees no later key");
-  cli.option("window", mask.window, "sliding window: keys fewer than W positions away (0: none)",
-             0, 65535);
+  cli.option("window", mask.window, "sliding window: keys fewer than W positions away (0: none)", 0,
+             65535);
   cli.flag("padding", mask.padding, "random real lengths per sequence, the last one 0");
   cli.kernels_of(kVersions);
   cli.validate([&]() -> std::string {
@@ -503,18 +513,18 @@ int main(int argc, char** argv) {
     build_mask<<<gpu100::grid_for(sh.batch * sh.seq * sh.seq, 256), 256>>>(
         d_mask.data(), d_len.data(), mask, sh.batch, sh.seq);
     LAUNCH_CHECK();
-    const Buffers b{d_q.data(),   d_k.data(),   d_v.data(),     d_s.data(),    d_p.data(),
-                    d_o.data(),   d_k_rep.data(), d_v_rep.data(), d_mask.data(), d_len.data()};
+    const Buffers b{d_q.data(), d_k.data(),     d_v.data(),     d_s.data(),    d_p.data(),
+                    d_o.data(), d_k_rep.data(), d_v_rep.data(), d_mask.data(), d_len.data()};
     ctx.copy_baseline(size_t(path_bytes(sh, ref.visible) / 2));
 
     std::vector<gpu100::Measure> runs;
     for (const Version& ver : kVersions)
       runs.push_back(measure_version(ver, b, pr, {d_s, d_p, d_o}, ref));
     ctx.measure_all(runs);
-    report.note(fmt::format("mask: {}; {:.1f}% of the scores visible; {} of {} checked rows fully "
-                            "masked (their output must be exactly 0)",
-                            describe(mask), 100.0 * ref.visible / double(scores),
-                            ref.fully_masked, ref.rows.size()));
+    report.note(fmt::format(
+        "mask: {}; {:.1f}% of the scores visible; {} of {} checked rows fully "
+        "masked (their output must be exactly 0)",
+        describe(mask), 100.0 * ref.visible / double(scores), ref.fully_masked, ref.rows.size()));
     if (mask.padding) report.note(fmt::format("sequence lengths: {}", lengths_text(pr.len)));
   });
 }
