@@ -53,6 +53,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -140,8 +141,12 @@ __device__ __forceinline__ void mma_16816(float (&d)[4], const uint32_t (&a)[4],
 }
 
 // ---- kernels: the element type ------------------------------------------------------------------
-__device__ __forceinline__ float to_float(__half x) { return __half2float(x); }
-__device__ __forceinline__ float to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
+__device__ __forceinline__ float to_float(__half x) {
+  return __half2float(x);
+}
+__device__ __forceinline__ float to_float(__nv_bfloat16 x) {
+  return __bfloat162float(x);
+}
 
 template <class T>
 __device__ __forceinline__ T from_float(float x) {
@@ -197,8 +202,8 @@ __device__ __forceinline__ void load_tile(uint32_t dst, const T* __restrict__ sr
 }
 
 // Per-row values of a query tile (L in log2 units, or D) into shared memory; 0 past S.
-__device__ __forceinline__ void load_row_values(float* dst, const float* __restrict__ src,
-                                                int row0, int rows, float factor) {
+__device__ __forceinline__ void load_row_values(float* dst, const float* __restrict__ src, int row0,
+                                                int rows, float factor) {
   if (threadIdx.x < kTile) {
     const int r = row0 + int(threadIdx.x);
     dst[threadIdx.x] = r < rows ? src[r] * factor : 0.0f;
@@ -249,7 +254,8 @@ __device__ __forceinline__ void to_fragments(uint32_t (&pa)[4][4], const float (
 template <class T>
 __device__ __forceinline__ float fragment_value(const uint32_t (&pa)[4][4], int nt, int e) {
   const uint32_t word = pa[nt / 2][(nt % 2) * 2 + e / 2];
-  const unsigned short bits = (e % 2) ? (unsigned short)(word >> 16) : (unsigned short)(word & 0xffffu);
+  const unsigned short bits =
+      (e % 2) ? (unsigned short)(word >> 16) : (unsigned short)(word & 0xffffu);
   if constexpr (std::is_same_v<T, __half>) {
     return __half2float(__ushort_as_half(bits));
   } else {
@@ -269,13 +275,17 @@ __device__ __forceinline__ void mma_fragments_by_tile(float (&acc)[NT][4],
 #pragma unroll
     for (int nt = 0; nt < NT; nt += 2) {
       uint32_t fb[4];
-      ldmatrix_x4_trans(
-          fb, Tile<D>::at(b, s * 16 + (lane & 7) + ((lane >> 3) & 1) * 8, chunk0 + nt + (lane >> 4)));
+      ldmatrix_x4_trans(fb, Tile<D>::at(b, s * 16 + (lane & 7) + ((lane >> 3) & 1) * 8,
+                                        chunk0 + nt + (lane >> 4)));
       mma_16816<T>(acc[nt], pa[s], fb[0], fb[1]);
       mma_16816<T>(acc[nt + 1], pa[s], fb[2], fb[3]);
     }
 }
 
+// Query i sees key j. Keys past S arrive zero-filled, with score 0, not -inf: the forward must
+// mask them, or its row sum counts one exp(-m) for each. In the backward their zero K and V rows
+// (and the zero Q, dO, L, D of queries past S) keep them out of every stored gradient already;
+// the same test is kept there so that P itself is right.
 __device__ __forceinline__ bool visible(int i, int j, int S, bool causal) {
   return i < S && j < S && (!causal || j <= i);
 }
@@ -297,7 +307,8 @@ __global__ void __launch_bounds__(kThreads)
   Q += head, K += head, V += head, O += head;
   lse += int64_t(blockIdx.y) * S;
   const int tiles = (S + kTile - 1) / kTile;
-  const int kv_tiles = kCausal ? min(tiles, qt + 1) : tiles;  // causal: tiles past the diagonal skipped
+  const int kv_tiles =
+      kCausal ? min(tiles, qt + 1) : tiles;  // causal: tiles past the diagonal skipped
 
   load_tile<D>(s_q, Q, q0, S);
   load_tile<D>(s_k(0), K, 0, S);
@@ -384,8 +395,7 @@ __global__ void dot_do_o(const T* __restrict__ dO, const T* __restrict__ O,
   if (row >= rows) return;  // whole warps: a row is one warp
   float sum = 0.0f;
 #pragma unroll
-  for (int d = lane; d < D; d += 32)
-    sum += to_float(dO[row * D + d]) * to_float(O[row * D + d]);
+  for (int d = lane; d < D; d += 32) sum += to_float(dO[row * D + d]) * to_float(O[row * D + d]);
 #pragma unroll
   for (int off = 16; off > 0; off /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, off);
   if (lane == 0) delta[row] = sum;
@@ -408,13 +418,13 @@ __global__ void __launch_bounds__(kThreads)
     attention_backward_dkdv(const T* __restrict__ Q, const T* __restrict__ K,
                             const T* __restrict__ V, const T* __restrict__ dO,
                             const float* __restrict__ lse, const float* __restrict__ delta,
-                            float* __restrict__ dq, float* __restrict__ dk,
-                            float* __restrict__ dv, int S, float scale, float scale_log2) {
+                            float* __restrict__ dq, float* __restrict__ dk, float* __restrict__ dv,
+                            int S, float scale, float scale_log2) {
   using L = DkdvSmem<D>;
   extern __shared__ __align__(128) unsigned char smem[];
   const uint32_t base = shared_addr(smem);
   float* s_lse = reinterpret_cast<float*>(smem + L::kRows);  // [2][64], log2 units
-  float* s_delta = s_lse + 2 * kTile;                         // [2][64]
+  float* s_delta = s_lse + 2 * kTile;                        // [2][64]
   T* s_ds = reinterpret_cast<T*>(smem + L::kDs);
   const int lane = int(threadIdx.x) % 32, warp = int(threadIdx.x) / 32, g = lane / 4, t = lane % 4;
   const int kt = int(blockIdx.x), k0 = kt * kTile;
@@ -533,10 +543,10 @@ __global__ void __launch_bounds__(kThreads)
 // accumulates dQ = scale dS K in registers. Each dQ element has one owner: no atomics, fixed order.
 template <class T, int D, bool kCausal>
 __global__ void __launch_bounds__(kThreads)
-    attention_backward_dq(const T* __restrict__ Q, const T* __restrict__ K,
-                          const T* __restrict__ V, const T* __restrict__ dO,
-                          const float* __restrict__ lse, const float* __restrict__ delta,
-                          float* __restrict__ dq, int S, float scale, float scale_log2) {
+    attention_backward_dq(const T* __restrict__ Q, const T* __restrict__ K, const T* __restrict__ V,
+                          const T* __restrict__ dO, const float* __restrict__ lse,
+                          const float* __restrict__ delta, float* __restrict__ dq, int S,
+                          float scale, float scale_log2) {
   extern __shared__ __align__(128) unsigned char smem[];
   const uint32_t s_q = shared_addr(smem), s_do = s_q + Tile<D>::kBytes;
   auto s_k = [&](int st) { return s_q + uint32_t((2 + 2 * st) * Tile<D>::kBytes); };
@@ -822,7 +832,9 @@ BackwardRef backward_cpu(const double* q, const double* k, const double* v, cons
 constexpr double kU = 1.0 / 16777216.0;  // 2^-24
 constexpr double kSecondOrder = 1.1;
 
-double gamma_acc(int64_t n) { return 40.0 * kU * double((n + 15) / 16 + 2); }
+double gamma_acc(int64_t n) {
+  return 40.0 * kU * double((n + 15) / 16 + 2);
+}
 
 struct HeadBounds {
   std::vector<double> o, lse, dq, dk, dv;
@@ -862,7 +874,8 @@ HeadBounds head_bounds(const double* q, const double* k, const double* v, const 
       for (int64_t j = 0; j < S; ++j) pv += f.p[size_t(i * S + j)] * std::abs(v[j * D + d]);
       const double bo = (eps[size_t(i)] + u_t + g_s) * pv + u_t * std::abs(f.o[size_t(i * D + d)]);
       hb.o[size_t(i * D + d)] = kSecondOrder * bo;
-      e += std::abs(dout[i * D + d]) * bo + g_d * std::abs(dout[i * D + d] * f.o[size_t(i * D + d)]);
+      e +=
+          std::abs(dout[i * D + d]) * bo + g_d * std::abs(dout[i * D + d] * f.o[size_t(i * D + d)]);
     }
     e_d[size_t(i)] = e;
   }
@@ -872,9 +885,9 @@ HeadBounds head_bounds(const double* q, const double* k, const double* v, const 
       if (p == 0) continue;
       double abs_dov = 0;
       for (int d = 0; d < D; ++d) abs_dov += std::abs(dout[i * D + d] * v[j * D + d]);
-      const double e_ds =
-          p * ((eps[size_t(i)] + 2 * u_t + 4 * kU) * std::abs(b.dp[size_t(i * S + j)] - b.delta[size_t(i)]) +
-               g_d * abs_dov + e_d[size_t(i)]);
+      const double e_ds = p * ((eps[size_t(i)] + 2 * u_t + 4 * kU) *
+                                   std::abs(b.dp[size_t(i * S + j)] - b.delta[size_t(i)]) +
+                               g_d * abs_dov + e_d[size_t(i)]);
       const double w = scale * (e_ds + g_s * std::abs(b.ds[size_t(i * S + j)]));
       const double wv = (eps[size_t(i)] + u_t + g_s) * p;
       for (int d = 0; d < D; ++d) {
@@ -926,7 +939,8 @@ Reference reference(const std::vector<float>& q, const std::vector<float>& k,
         kd(k.begin() + at, k.begin() + at + n), vd(v.begin() + at, v.begin() + at + n),
         dod(dout.begin() + at, dout.begin() + at + n);
     const ForwardRef f = forward_cpu(qd.data(), kd.data(), vd.data(), s.seq, s.dim, s.causal);
-    const BackwardRef b = backward_cpu(qd.data(), kd.data(), vd.data(), dod.data(), f, s.seq, s.dim);
+    const BackwardRef b =
+        backward_cpu(qd.data(), kd.data(), vd.data(), dod.data(), f, s.seq, s.dim);
     const HeadBounds hb =
         head_bounds(qd.data(), kd.data(), vd.data(), dod.data(), f, b, s.seq, s.dim, u_t);
     append(r.o, f.o), append(r.lse, f.lse), append(r.dq, b.dq), append(r.dk, b.dk),
@@ -951,7 +965,8 @@ gpu100::CheckResult check_reference_gradient(bool causal) {
     return forward_cpu(qkv.data(), qkv.data() + n, qkv.data() + 2 * n, S, D, causal).o;
   };
   const ForwardRef f = forward_cpu(x.data(), x.data() + n, x.data() + 2 * n, S, D, causal);
-  const BackwardRef b = backward_cpu(x.data(), x.data() + n, x.data() + 2 * n, dout.data(), f, S, D);
+  const BackwardRef b =
+      backward_cpu(x.data(), x.data() + n, x.data() + 2 * n, dout.data(), f, S, D);
   std::vector<double> dx = b.dq;
   append(dx, b.dk);
   append(dx, b.dv);
@@ -1047,22 +1062,42 @@ double to_double_bits(uint16_t bits, bool bf16) {
   return double(float(x));
 }
 
-gpu100::CheckResult check_forward(const DeviceData& d, const Reference& r, const Shape& s) {
+// How much of its bound an output uses at worst (max |got - ref| / bound): how loose the
+// worst-case derivation is on this data. Appended to `tightness` for the report's notes.
+void note_tightness(std::string& tightness, const char* name, const std::vector<double>& got,
+                    const std::vector<double>& ref, const std::vector<double>& bound) {
+  double worst = 0;
+  for (size_t e = 0; e < got.size(); ++e)
+    if (bound[e] > 0) worst = std::max(worst, std::abs(got[e] - ref[e]) / bound[e]);
+  tightness += fmt::format(" {} {:.2g}", name, worst);
+}
+
+gpu100::CheckResult check_forward(const DeviceData& d, const Reference& r, const Shape& s,
+                                  std::string& tightness) {
   const size_t n = size_t(s.seq * s.dim);
   const std::vector<uint16_t> o = d.o.download();
   const auto got_o =
       checked_part(r.heads, n, [&](size_t e) { return to_double_bits(o[e], s.bf16); });
+  const auto got_lse = checked_floats(d.lse, r, size_t(s.seq));
+  tightness.clear();
+  note_tightness(tightness, "O", got_o, r.o, r.b_o);
+  note_tightness(tightness, "L", got_lse, r.lse, r.b_lse);
   return gpu100::combine(gpu100::compare_within(got_o, r.o, r.b_o, "O"),
-                         gpu100::compare_within(checked_floats(d.lse, r, size_t(s.seq)), r.lse,
-                                                r.b_lse, "logsumexp"));
+                         gpu100::compare_within(got_lse, r.lse, r.b_lse, "logsumexp"));
 }
 
-gpu100::CheckResult check_backward(const DeviceData& d, const Reference& r, const Shape& s) {
+gpu100::CheckResult check_backward(const DeviceData& d, const Reference& r, const Shape& s,
+                                   std::string& tightness) {
   const size_t n = size_t(s.seq * s.dim);
-  auto c = gpu100::compare_within(checked_floats(d.dq, r, n), r.dq, r.b_dq, "dQ");
-  c = gpu100::combine(c, gpu100::compare_within(checked_floats(d.dk, r, n), r.dk, r.b_dk, "dK"));
-  return gpu100::combine(
-      c, gpu100::compare_within(checked_floats(d.dv, r, n), r.dv, r.b_dv, "dV"));
+  const auto dq = checked_floats(d.dq, r, n), dk = checked_floats(d.dk, r, n),
+             dv = checked_floats(d.dv, r, n);
+  tightness.clear();
+  note_tightness(tightness, "dQ", dq, r.dq, r.b_dq);
+  note_tightness(tightness, "dK", dk, r.dk, r.b_dk);
+  note_tightness(tightness, "dV", dv, r.dv, r.b_dv);
+  auto c = gpu100::compare_within(dq, r.dq, r.b_dq, "dQ");
+  c = gpu100::combine(c, gpu100::compare_within(dk, r.dk, r.b_dk, "dK"));
+  return gpu100::combine(c, gpu100::compare_within(dv, r.dv, r.b_dv, "dV"));
 }
 
 struct Version {
@@ -1074,8 +1109,8 @@ const Version kVersions[] = {{"forward", true, Backward::atomic_dq},
                              {"backward_atomic_dq", false, Backward::atomic_dq},
                              {"backward_deterministic", false, Backward::deterministic}};
 
-gpu100::Measure measure_version(const Version& v, DeviceData& d, const Reference& r,
-                                const Shape& s) {
+gpu100::Measure measure_version(const Version& v, DeviceData& d, const Reference& r, const Shape& s,
+                                std::string& tightness) {
   if (v.forward)
     return {.name = v.name,
             .launch = [&d, s](cudaStream_t st) { launch_forward(d.b, s, st); },
@@ -1084,12 +1119,11 @@ gpu100::Measure measure_version(const Version& v, DeviceData& d, const Reference
                   d.o.poison();
                   d.lse.poison();
                 },
-            .check = [&d, &r, s] { return check_forward(d, r, s); },
+            .check = [&d, &r, s, &tightness] { return check_forward(d, r, s, tightness); },
             .work = s.forward_flops()};
   return {.name = v.name,
-          .launch = [&d, s, version = v.backward](cudaStream_t st) {
-            launch_backward(version, d.b, s, st);
-          },
+          .launch = [&d, s, version = v.backward](
+                        cudaStream_t st) { launch_backward(version, d.b, s, st); },
           .reset =
               [&d] {
                 d.delta.poison();
@@ -1097,7 +1131,7 @@ gpu100::Measure measure_version(const Version& v, DeviceData& d, const Reference
                 d.dk.poison();
                 d.dv.poison();
               },
-          .check = [&d, &r, s] { return check_backward(d, r, s); },
+          .check = [&d, &r, s, &tightness] { return check_backward(d, r, s, tightness); },
           .work = s.backward_flops()};
 }
 
@@ -1137,8 +1171,8 @@ int main(int argc, char** argv) {
     const Shape s{batch, heads, seq, dim, causal, dtype == "bf16"};
     const int max_smem = std::max(DkdvSmem<128>::kBytes, 6 * Tile<128>::kBytes);
     if (size_t(max_smem) > ctx.device().smem_per_block_optin)
-      throw std::runtime_error(fmt::format("the kernels need {} bytes of shared memory per block",
-                                           max_smem));
+      throw std::runtime_error(
+          fmt::format("the kernels need {} bytes of shared memory per block", max_smem));
 
     report.add_check("CPU backward vs finite differences", check_reference_gradient(false));
     report.add_check("CPU backward vs finite differences (causal)", check_reference_gradient(true));
@@ -1150,9 +1184,15 @@ int main(int argc, char** argv) {
     CUDA_CHECK(cudaDeviceSynchronize());
     const Reference r = reference(d.q.values, d.k.values, d.v.values, d.dout.values, s);
 
+    std::map<std::string, std::string> tightness;  // per version, filled by its check
     std::vector<gpu100::Measure> runs;
-    for (const Version& v : kVersions) runs.push_back(measure_version(v, d, r, s));
+    for (const Version& v : kVersions)
+      runs.push_back(measure_version(v, d, r, s, tightness[v.name]));
     ctx.measure_all(runs);
+    for (const Version& v : kVersions)
+      if (!tightness[v.name].empty())
+        report.note(
+            fmt::format("{}: largest |error| / derived bound:{}", v.name, tightness[v.name]));
 
     report.note(fmt::format(
         "FLOPs: forward 4*B*H*S^2*D{}; backward 2.5x that (five S x S x D products: S, dV, dP, "
