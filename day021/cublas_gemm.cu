@@ -220,16 +220,6 @@ class LtPlan {
   cublasLtMatmulAlgo_t algo_{};
 };
 
-struct LtHandle {
-  cublasLtHandle_t h = nullptr;
-  LtHandle() { CUBLAS_CHECK(cublasLtCreate(&h)); }
-  ~LtHandle() {
-    if (h) cublasLtDestroy(h);
-  }
-  LtHandle(const LtHandle&) = delete;
-  LtHandle& operator=(const LtHandle&) = delete;
-};
-
 // The device data of every version.
 struct Operands {
   int64_t m, n, k, batch, bm, bn, bk;
@@ -247,9 +237,9 @@ struct Operands {
 // emulator, where every version is NOT RUN and none of this is called).
 struct Lt {
   explicit Lt(const Operands& o)
-      : plain(lt.h, o.m, o.n, o.k, CUBLASLT_EPILOGUE_DEFAULT, nullptr),
-        fused(lt.h, o.m, o.n, o.k, CUBLASLT_EPILOGUE_GELU_BIAS, o.bias.data()) {}
-  LtHandle lt;
+      : plain(lt, o.m, o.n, o.k, CUBLASLT_EPILOGUE_DEFAULT, nullptr),
+        fused(lt, o.m, o.n, o.k, CUBLASLT_EPILOGUE_GELU_BIAS, o.bias.data()) {}
+  gpu100::CublasLtHandle lt;
   LtPlan plain, fused;
 };
 
@@ -310,13 +300,13 @@ void strided_batched(Gemms& g, cudaStream_t s) {
 
 void lt_unfused(Gemms& g, cudaStream_t s) {
   Operands& o = g.o;
-  g.lt->plain.run(g.lt->lt.h, o.lt_alpha, o.a.data(), o.b.data(), o.c.data(), o.ws.data(), s);
+  g.lt->plain.run(g.lt->lt, o.lt_alpha, o.a.data(), o.b.data(), o.c.data(), o.ws.data(), s);
   launch_bias_gelu(o.c.data(), o.bias.data(), o.m, o.n, s);
 }
 
 void lt_gelu_bias(Gemms& g, cudaStream_t s) {
   Operands& o = g.o;
-  g.lt->fused.run(g.lt->lt.h, o.lt_alpha, o.a.data(), o.b.data(), o.c.data(), o.ws.data(), s);
+  g.lt->fused.run(g.lt->lt, o.lt_alpha, o.a.data(), o.b.data(), o.c.data(), o.ws.data(), s);
 }
 
 // How a version's output is checked.

@@ -430,16 +430,6 @@ std::string lt_int8_unsupported(int64_t n, int64_t k) {
       n, k);
 }
 
-struct LtHandle {
-  cublasLtHandle_t h = nullptr;
-  LtHandle() { CUBLAS_CHECK(cublasLtCreate(&h)); }
-  ~LtHandle() {
-    if (h) cublasLtDestroy(h);
-  }
-  LtHandle(const LtHandle&) = delete;
-  LtHandle& operator=(const LtHandle&) = delete;
-};
-
 // One int8 matmul plan: C^T (column-major N x M, ld N) = op_T(B') * A', where B' is our B read
 // column-major (K x N, ld K) and A' our A read column-major (K x M, ld K).
 class LtInt8Gemm {
@@ -459,7 +449,7 @@ class LtInt8Gemm {
 
   void run(Operands& o, cudaStream_t s) {
     const int32_t alpha = 1, beta = 0;  // scale type int32
-    CUBLAS_CHECK(cublasLtMatmul(lt_.h, desc_, &alpha, o.b.data(), b_layout_, o.a.data(), a_layout_,
+    CUBLAS_CHECK(cublasLtMatmul(lt_, desc_, &alpha, o.b.data(), b_layout_, o.a.data(), a_layout_,
                                 &beta, o.c.data(), c_layout_, o.c.data(), c_layout_, &algo_,
                                 workspace_.data(), kLtWorkspaceBytes, s));
   }
@@ -483,7 +473,7 @@ class LtInt8Gemm {
     cublasLtMatmulHeuristicResult_t result{};
     int count = 0;
     if (st == CUBLAS_STATUS_SUCCESS)
-      st = cublasLtMatmulAlgoGetHeuristic(lt_.h, desc_, b_layout_, a_layout_, c_layout_, c_layout_,
+      st = cublasLtMatmulAlgoGetHeuristic(lt_, desc_, b_layout_, a_layout_, c_layout_, c_layout_,
                                           pref, 1, &result, &count);
     cublasLtMatmulPreferenceDestroy(pref);
     if (st == CUBLAS_STATUS_NOT_SUPPORTED) return;  // found_ stays false: a note says so
@@ -500,7 +490,7 @@ class LtInt8Gemm {
     desc_ = nullptr;
   }
 
-  LtHandle lt_;
+  gpu100::CublasLtHandle lt_;
   gpu100::DeviceBuffer<unsigned char> workspace_;
   cublasLtMatmulDesc_t desc_ = nullptr;
   cublasLtMatrixLayout_t a_layout_ = nullptr, b_layout_ = nullptr, c_layout_ = nullptr;

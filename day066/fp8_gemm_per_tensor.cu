@@ -582,16 +582,6 @@ int64_t pad16(int64_t x) {
   return (x + 15) / 16 * 16;
 }
 
-struct LtHandle {
-  cublasLtHandle_t h = nullptr;
-  LtHandle() { CUBLAS_CHECK(cublasLtCreate(&h)); }
-  ~LtHandle() {
-    if (h) cublasLtDestroy(h);
-  }
-  LtHandle(const LtHandle&) = delete;
-  LtHandle& operator=(const LtHandle&) = delete;
-};
-
 class LtFp8Gemm {
  public:
   LtFp8Gemm(const Operands& o, const Quantized& qa, const Quantized& qw)
@@ -631,7 +621,7 @@ class LtFp8Gemm {
                                                 sizeof d_w));
     CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &d_a,
                                                 sizeof d_a));
-    CUBLAS_CHECK(cublasLtMatmul(lt_.h, desc_, &one, w, w_layout_, a, a_layout_, &zero, d, d_layout_,
+    CUBLAS_CHECK(cublasLtMatmul(lt_, desc_, &one, w, w_layout_, a, a_layout_, &zero, d, d_layout_,
                                 d, d_layout_, &algo_, workspace_.data(), kLtWorkspaceBytes, s));
     if (padded_)  // the M x N corner of the padded result
       CUDA_CHECK(cudaMemcpy2DAsync(o.c.data(), size_t(n_) * 4, d_pad_.data(), size_t(np_) * 4,
@@ -666,7 +656,7 @@ class LtFp8Gemm {
     cublasLtMatmulHeuristicResult_t result{};
     int found = 0;
     if (st == CUBLAS_STATUS_SUCCESS)
-      st = cublasLtMatmulAlgoGetHeuristic(lt_.h, desc_, w_layout_, a_layout_, d_layout_, d_layout_,
+      st = cublasLtMatmulAlgoGetHeuristic(lt_, desc_, w_layout_, a_layout_, d_layout_, d_layout_,
                                           pref, 1, &result, &found);
     cublasLtMatmulPreferenceDestroy(pref);
     if (st == CUBLAS_STATUS_NOT_SUPPORTED) return;  // found_ stays false: a note says so
@@ -683,7 +673,7 @@ class LtFp8Gemm {
     desc_ = nullptr;
   }
 
-  LtHandle lt_;
+  gpu100::CublasLtHandle lt_;
   bool padded_ = false, found_ = false;
   gpu100::DeviceBuffer<uint8_t> a_pad_, w_pad_;
   gpu100::DeviceBuffer<float> d_pad_;

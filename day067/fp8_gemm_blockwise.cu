@@ -682,16 +682,6 @@ int64_t pad16(int64_t x) {
   return (x + 15) / 16 * 16;
 }
 
-struct LtHandle {
-  cublasLtHandle_t h = nullptr;
-  LtHandle() { CUBLAS_CHECK(cublasLtCreate(&h)); }
-  ~LtHandle() {
-    if (h) cublasLtDestroy(h);
-  }
-  LtHandle(const LtHandle&) = delete;
-  LtHandle& operator=(const LtHandle&) = delete;
-};
-
 class LtFp8Gemm {
  public:
   // blocks: qa and qw carry block scales (quantize_blocks_cpu), else one scale each, read on the
@@ -740,7 +730,7 @@ class LtFp8Gemm {
                                                 &w_scale, sizeof w_scale));
     CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER,
                                                 &a_scale, sizeof a_scale));
-    CUBLAS_CHECK(cublasLtMatmul(lt_.h, desc_, &one, w_, w_layout_, a_, a_layout_, &zero, d,
+    CUBLAS_CHECK(cublasLtMatmul(lt_, desc_, &one, w_, w_layout_, a_, a_layout_, &zero, d,
                                 d_layout_, d, d_layout_, &algo_, workspace_.data(),
                                 kLtWorkspaceBytes, s));
     if (padded_)
@@ -805,7 +795,7 @@ class LtFp8Gemm {
     cublasLtMatmulHeuristicResult_t result{};
     int found = 0;
     if (st == CUBLAS_STATUS_SUCCESS)
-      st = cublasLtMatmulAlgoGetHeuristic(lt_.h, desc_, w_layout_, a_layout_, d_layout_, d_layout_,
+      st = cublasLtMatmulAlgoGetHeuristic(lt_, desc_, w_layout_, a_layout_, d_layout_, d_layout_,
                                           pref, 1, &result, &found);
     cublasLtMatmulPreferenceDestroy(pref);
     if (st == CUBLAS_STATUS_NOT_SUPPORTED) return;  // found_ stays false: a note says so
@@ -824,7 +814,7 @@ class LtFp8Gemm {
 
   int64_t m_, n_, mp_, np_, kp_;
   bool blocks_;
-  LtHandle lt_;
+  gpu100::CublasLtHandle lt_;
   bool padded_ = false, found_ = false;
   const uint8_t *a_ = nullptr, *w_ = nullptr;
   gpu100::DeviceBuffer<uint8_t> a_pad_, w_pad_;

@@ -26,19 +26,36 @@ CublasHandle::~CublasHandle() {
   if (handle_) cublasDestroy(handle_);
 }
 
-cublasHandle_t CublasHandle::get() const {
-  if (handle_) return handle_;
-  // Without this, the emulator shows up as a bare CUBLAS_STATUS_NOT_INITIALIZED.
+namespace {
+// Without this, the emulator shows up as a bare CUBLAS_STATUS_NOT_INITIALIZED.
+void refuse_under_emulator(const char* library) {
   if (current_device_is_emulated())
-    throw CudaError(std::string("cuBLAS was called under the emulator, where it cannot run: ") +
+    throw CudaError(std::string(library) + " was called under the emulator, where it cannot run: "
                     "the version that calls it must be reported NOT RUN there "
                     "(Measure::vendor, gemm_baseline)");
+}
+}  // namespace
+
+cublasHandle_t CublasHandle::get() const {
+  if (handle_) return handle_;
+  refuse_under_emulator("cuBLAS");
   CUBLAS_CHECK(cublasCreate(&handle_));
   CUBLAS_CHECK(cublasSetMathMode(handle_, CUBLAS_DEFAULT_MATH));
   return handle_;
 }
 
 void CublasHandle::set_stream(cudaStream_t stream) { CUBLAS_CHECK(cublasSetStream(get(), stream)); }
+
+CublasLtHandle::~CublasLtHandle() {
+  if (handle_) cublasLtDestroy(handle_);
+}
+
+cublasLtHandle_t CublasLtHandle::get() const {
+  if (handle_) return handle_;
+  refuse_under_emulator("cuBLASLt");
+  CUBLAS_CHECK(cublasLtCreate(&handle_));
+  return handle_;
+}
 
 namespace {
 int narrow(int64_t v, const char* what) {

@@ -1,6 +1,7 @@
 // cuBLAS as the GEMM days run it: the handle, the launcher of a GEMM on row-major operands, the
 // checked and timed baseline, and the --sweep of one version against it over square sizes.
 #pragma once
+#include <cublasLt.h>
 #include <cublas_v2.h>
 
 #include <cstdint>
@@ -30,6 +31,21 @@ class CublasHandle {
  private:
   cublasHandle_t get() const;  // starts cuBLAS at the first use
   mutable cublasHandle_t handle_ = nullptr;
+};
+
+// A cuBLASLt handle (RAII), started at the first use like CublasHandle, and refusing the same
+// way under the emulator.
+class CublasLtHandle {
+ public:
+  CublasLtHandle() = default;
+  ~CublasLtHandle();
+  CublasLtHandle(const CublasLtHandle&) = delete;
+  CublasLtHandle& operator=(const CublasLtHandle&) = delete;
+  operator cublasLtHandle_t() const { return get(); }
+
+ private:
+  cublasLtHandle_t get() const;
+  mutable cublasLtHandle_t handle_ = nullptr;
 };
 
 // --sweep: one GEMM version against its baseline over square sizes (256 ... 8192 by default).
