@@ -9,7 +9,8 @@
 // key/value tiles of 64 keys:
 //   S = Q K^T        mma.sync m16n8k16 with Q from registers (ldmatrix once) and K by ldmatrix;
 //   online softmax   the 16 x 64 scores stay in the accumulators: row max and row sum over the
-//                    quad of lanes that shares a row (two shuffles), rescale O by 2^(m_old - m_new);
+//                    quad of lanes that shares a row (two shuffles), O rescaled by
+//                    2^(m_old - m_new);
 //   O += P V         P rounded to fp16/bf16 in registers - an accumulator fragment pair is exactly
 //                    an A fragment of the next mma - and V by ldmatrix.trans.
 // Causal: a block's query tile [q0, q0 + 64) needs only the key tiles that start at or before its
@@ -101,14 +102,15 @@ constexpr int kAccumBits = 22;
 //     (16 additions and one alpha product per tile in its thread, two across the quad): gamma_l.
 //  Then O = sum_j w_j(1+r_j)(1+e_j) v_j / sum_j w_j(1+r_j)(1+g_j), and since
 //  sum_j P_j (ratio_j - 1) v_j with |ratio_j - 1| <= kappa is at most kappa sum_j P_j |v_j|:
-//     |O~ - O| <= kappa sum_j P_j |v_j| + tiny,   kappa = (1+rho)(1+u_p)(1+gamma_l)/((1-rho)(1-gamma_l)) - 1
+//     |O~ - O| <= kappa sum_j P_j |v_j| + tiny,
+//     kappa = (1+rho)(1+u_p)(1+gamma_l)/((1-rho)(1-gamma_l)) - 1
 //  plus the final division (1/l, then a product: 2u) and the rounding to the output type (u_p).
 //  The logsumexp L = m ln 2 + logf(l): |L~ - L| <= -ln((1-rho)(1-gamma_l)) + 2u|m ln 2| + 1 ulp of
 //  logf (CUDA's table: 1 ulp) + u|L|.
 // The reference itself is double: its errors (1e-16 relative) are far below all of these.
 struct ErrorModel {
-  double u_p;          // unit roundoff of P and O (fp16 2^-11, bf16 2^-8)
-  bool fp16;           // fp16: weights below 2^-14 are subnormal in P
+  double u_p;  // unit roundoff of P and O (fp16 2^-11, bf16 2^-8)
+  bool fp16;   // fp16: weights below 2^-14 are subnormal in P
   double e_mma() const { return 17.0 * std::ldexp(1.0, 1 - kAccumBits) + std::ldexp(1.0, -23); }
 };
 
@@ -200,16 +202,18 @@ Reference reference(const Shape& sh, const std::vector<T>& q, const std::vector<
       const double o = acc[x] / wsum, mean_abs = acc_abs[x] / wsum;
       double b = kappa * mean_abs + accum * (1 + kappa) * mean_abs / den +
                  std::ldexp(1.0, -25) * tiny[x] / (wsum * den);
-      b += 2 * u * (std::fabs(o) + b);                                  // 1/l and the product
+      b += 2 * u * (std::fabs(o) + b);  // 1/l and the product
       b += em.u_p * (std::fabs(o) + b) + (em.fp16 ? std::ldexp(1.0, -25) : 0);  // to fp16/bf16
       r.o[n * d + x] = o;
       r.o_bound[n * d + x] = b * (1 + 1e-6);
     }
     const double lse = m * kLn2 + std::log(wsum);
     r.lse[n] = lse;
-    r.lse_bound[n] = (-std::log(den) + 2 * u * std::fabs(m * kLn2) +
-                      std::ldexp(1.0, -23) * (std::fabs(std::log(wsum)) + 1e-30) +
-                      u * std::fabs(lse)) * (1 + 1e-6) + 1e-30;
+    r.lse_bound[n] =
+        (-std::log(den) + 2 * u * std::fabs(m * kLn2) +
+         std::ldexp(1.0, -23) * (std::fabs(std::log(wsum)) + 1e-30) + u * std::fabs(lse)) *
+            (1 + 1e-6) +
+        1e-30;
   }
   return r;
 }
@@ -314,7 +318,8 @@ struct Config {
   static constexpr int kD = D, kChunks = D / 8, kRowBytes = 2 * D;
   static constexpr int kTileBytes = kBN * kRowBytes;  // a Q tile has as many rows (kBM == kBN)
   static constexpr int kStages = Des::kAsync ? 2 : 1;
-  static constexpr int kSmemBytes = kTileBytes + kStages * 2 * kTileBytes;  // Q, then (K, V) x stages
+  // Q, then a K and a V tile per stage.
+  static constexpr int kSmemBytes = kTileBytes + kStages * 2 * kTileBytes;
   static constexpr bool kSwizzle = Des::kSwizzle, kAsync = Des::kAsync;
   static_assert(D % 64 == 0, "the swizzle permutes groups of 8 chunks (128 bytes) within a row");
   static_assert(kBM == kBN, "Q tiles share the K/V tile layout");
@@ -359,8 +364,8 @@ struct WarpState {
 
 // One key tile for one warp: S = Q K^T, mask, online softmax, O += P V.
 template <class T, class Cfg, bool kCausal>
-__device__ __forceinline__ void attend_tile(WarpState<Cfg::kD>& w, uint32_t sK, uint32_t sV,
-                                            int n0, int row0, int S, float scale_log2, int lane) {
+__device__ __forceinline__ void attend_tile(WarpState<Cfg::kD>& w, uint32_t sK, uint32_t sV, int n0,
+                                            int row0, int S, float scale_log2, int lane) {
   constexpr int D = Cfg::kD, kNT = kBN / 8;
   float s[kNT][4];
 #pragma unroll
@@ -429,10 +434,9 @@ __device__ __forceinline__ void attend_tile(WarpState<Cfg::kD>& w, uint32_t sK, 
   const int v_row = (lane & 7) + ((lane >> 3) & 1) * 8, v_chunk = lane >> 4;
 #pragma unroll
   for (int kk = 0; kk < kBN / 16; ++kk) {
-    const uint32_t p[4] = {pack2<T>(s[2 * kk][0], s[2 * kk][1]),
-                           pack2<T>(s[2 * kk][2], s[2 * kk][3]),
-                           pack2<T>(s[2 * kk + 1][0], s[2 * kk + 1][1]),
-                           pack2<T>(s[2 * kk + 1][2], s[2 * kk + 1][3])};
+    const uint32_t p[4] = {
+        pack2<T>(s[2 * kk][0], s[2 * kk][1]), pack2<T>(s[2 * kk][2], s[2 * kk][3]),
+        pack2<T>(s[2 * kk + 1][0], s[2 * kk + 1][1]), pack2<T>(s[2 * kk + 1][2], s[2 * kk + 1][3])};
 #pragma unroll
     for (int dp = 0; dp < D / 16; ++dp) {
       uint32_t r[4];
@@ -494,8 +498,7 @@ __global__ void __launch_bounds__(kThreads, 2)
       }
       cp_async_commit();
       const uint32_t sK = sKV0 + (j % 2) * 2 * Cfg::kTileBytes;
-      attend_tile<T, Cfg, kCausal>(w, sK, sK + Cfg::kTileBytes, j * kBN, row0, S, scale_log2,
-                                   lane);
+      attend_tile<T, Cfg, kCausal>(w, sK, sK + Cfg::kTileBytes, j * kBN, row0, S, scale_log2, lane);
       cp_async_wait<0>();
       __syncthreads();
     }
@@ -576,12 +579,18 @@ using Launcher = void (*)(const Shape&, const Args&, cudaStream_t);
 struct Version {
   const char* name;
   Launcher fp16, bf16;
-  int smem64, smem128;  // shared memory per block at d = 64 and 128
+  int smem64, smem128;               // shared memory per block at d = 64 and 128
+  const void *kernel64, *kernel128;  // the fp16 kernel without mask, for the resources note
 };
 template <class Des>
 Version version(const char* name) {
-  return {name, launch<__half, Des>, launch<bf16, Des>, Config<64, Des>::kSmemBytes,
-          Config<128, Des>::kSmemBytes};
+  return {name,
+          launch<__half, Des>,
+          launch<bf16, Des>,
+          Config<64, Des>::kSmemBytes,
+          Config<128, Des>::kSmemBytes,
+          reinterpret_cast<const void*>(fa2_forward<__half, Config<64, Des>, false>),
+          reinterpret_cast<const void*>(fa2_forward<__half, Config<128, Des>, false>)};
 }
 const Version kVersions[] = {version<Plain>("plain"), version<Swizzled>("swizzled"),
                              version<Pipelined>("pipelined")};
@@ -644,15 +653,16 @@ void make_data(TypedData& data, const Shape& base, const std::vector<bool>& mask
 gpu100::CheckResult check_output(const TypedData& data, const Reference& r, int d) {
   const std::vector<uint16_t> o_bits = data.o.download();
   const std::vector<float> lse = data.lse.download();
-  const std::vector<double> o_all = data.dtype == Dtype::fp16 ? values_of<__half>(o_bits)
-                                                              : values_of<bf16>(o_bits);
+  const std::vector<double> o_all =
+      data.dtype == Dtype::fp16 ? values_of<__half>(o_bits) : values_of<bf16>(o_bits);
   std::vector<double> o(r.o.size()), l(r.lse.size());
   for (size_t n = 0; n < r.rows.size(); ++n) {
     l[n] = lse[size_t(r.rows[n])];
     for (int x = 0; x < d; ++x) o[n * d + x] = o_all[size_t(r.rows[n]) * d + x];
   }
-  return gpu100::combine(gpu100::compare_within(o, r.o, r.o_bound, "derived bound (O)"),
-                         gpu100::compare_within(l, r.lse, r.lse_bound, "derived bound (logsumexp)"));
+  return gpu100::combine(
+      gpu100::compare_within(o, r.o, r.o_bound, "derived bound (O)"),
+      gpu100::compare_within(l, r.lse, r.lse_bound, "derived bound (logsumexp)"));
 }
 
 gpu100::Measure measure(const Version& v, TypedData& data, const Shape& sh) {
@@ -681,12 +691,28 @@ int64_t causal_tile_pairs(int seq) {
   return n;
 }
 
+// What the compiler and the occupancy calculator made of a version at head dim `dim`.
+std::string resources(const Version& v, int dim) {
+  const void* kernel = dim == 64 ? v.kernel64 : v.kernel128;
+  const int smem = dim == 64 ? v.smem64 : v.smem128;
+  cudaFuncAttributes attr{};
+  CUDA_CHECK(cudaFuncGetAttributes(&attr, kernel));
+  int blocks = 0;
+  CUDA_CHECK(
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, kThreads, size_t(smem)));
+  return fmt::format(
+      "{} (d = {}): {} registers/thread, {} KB shared memory, {} block(s) of {} "
+      "threads per SM",
+      v.name, dim, attr.numRegs, smem / 1024, blocks, kThreads);
+}
+
 void require_shared_memory(const gpu100::DeviceInfo& dev, int dim) {
   for (const Version& v : kVersions) {
     const int bytes = dim == 64 ? v.smem64 : v.smem128;
     if (size_t(bytes) > dev.smem_per_block_optin)
-      throw std::runtime_error(fmt::format(
-          "{} needs {} bytes of shared memory per block, more than this GPU allows", v.name, bytes));
+      throw std::runtime_error(
+          fmt::format("{} needs {} bytes of shared memory per block, more than this GPU allows",
+                      v.name, bytes));
   }
 }
 
@@ -734,8 +760,11 @@ int main(int argc, char** argv) {
     for (Dtype t : {Dtype::fp16, Dtype::bf16}) {
       if (dtype != "both" && dtype != (t == Dtype::fp16 ? "fp16" : "bf16")) continue;
       const size_t n = size_t(base.elements());
-      data.push_back({t, gpu100::DeviceBuffer<uint16_t>(n), gpu100::DeviceBuffer<uint16_t>(n),
-                      gpu100::DeviceBuffer<uint16_t>(n), gpu100::DeviceBuffer<uint16_t>(n),
+      data.push_back({t,
+                      gpu100::DeviceBuffer<uint16_t>(n),
+                      gpu100::DeviceBuffer<uint16_t>(n),
+                      gpu100::DeviceBuffer<uint16_t>(n),
+                      gpu100::DeviceBuffer<uint16_t>(n),
                       gpu100::DeviceBuffer<float>(size_t(base.heads_total() * seq)),
                       {}});
     }
@@ -757,13 +786,16 @@ int main(int argc, char** argv) {
           }
     ctx.measure_all(runs);
 
-    report.note(fmt::format("{} key tiles of {} per query tile of {}; causal visits {} of {} "
-                            "(query, key) tile pairs",
-                            (seq + kBN - 1) / kBN, kBN, kBM, causal_tile_pairs(int(seq)),
-                            int64_t((seq + kBM - 1) / kBM) * ((seq + kBN - 1) / kBN)));
-    report.note(fmt::format("checked {} rows per version against a bound derived for a tensor core "
-                            "keeping {} bits when it accumulates",
-                            data.empty() ? 0 : data[0].ref[masks[0] ? 0 : 1].rows.size(),
-                            kAccumBits));
+    report.note(
+        fmt::format("{} key tiles of {} per query tile of {}; causal visits {} of {} "
+                    "(query, key) tile pairs",
+                    (seq + kBN - 1) / kBN, kBN, kBM, causal_tile_pairs(int(seq)),
+                    int64_t((seq + kBM - 1) / kBM) * ((seq + kBN - 1) / kBN)));
+    report.note(
+        fmt::format("checked {} rows per version against a bound derived for a tensor core "
+                    "keeping {} bits when it accumulates",
+                    data.empty() ? 0 : data[0].ref[masks[0] ? 0 : 1].rows.size(), kAccumBits));
+    for (const Version& v : kVersions)
+      if (ctx.want(v.name)) report.note(resources(v, dim));
   });
 }
