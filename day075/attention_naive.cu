@@ -6,10 +6,10 @@
 //   softmax P = softmax_rows(S) read back, normalized, written again (the day-038 online pass)
 //   pv      O = P V            P read back once more
 // The FLOPs are two GEMMs, 4 S^2 D per head (the standard count: 4 B H S^2 D), but the bytes are
-// the lesson: S and P are S^2 floats per head, against 4 S D for Q, K, V and O. At S = 2048 and
-// D = 64 they are 32x the inputs and outputs, and they grow with S^2 while the FLOPs per byte stay
-// fixed near D/4: the naive path is bound by memory, and at long sequences by memory capacity
-// (a head at S = 65536 needs 32 GiB for S and P). Day 077 removes them (FlashAttention).
+// the lesson: S and P are S^2 floats per head each, against 4 S D for Q, K, V and O together:
+// S / (2 D) times as many, growing with S while the FLOPs per byte stay fixed near D/4: the naive
+// path is bound by memory, and at long sequences by memory capacity (a head at S = 65536 needs 32
+// GiB for S and P). Day 077 removes them (FlashAttention).
 //
 // Versions (TFLOP/s count 4 B H S^2 D; softmax FLOPs are not counted)
 //   naive   one thread per score (a dot product of length D from global memory: neighbouring

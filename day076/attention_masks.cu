@@ -30,7 +30,7 @@
 // Check: a CPU forward in double over each row's interval, each output against the worst-case
 // bound of day 075 (gamma_D on the scores carried through the softmax, its own rounding, gamma_n
 // for the P V sum over the n visible keys); fully masked rows against exactly 0. Padding lengths:
-// sequence 0 random in [1, S], the last one (of two or more) 0, the others random in [0, S].
+// sequence 0 random in [ceil(S/2), S], the last one (of two or more) 0, the others in [0, S].
 //
 // Run:  build/bin/day076 [--batch 4 --heads 16 --kv-heads 4 --seq 2048 --dim 64]
 //                        [--causal] [--window W] [--padding] [--kernel mask_tensor,mask_rule]
@@ -414,7 +414,7 @@ std::vector<int> sequence_lengths(const Shape& sh, bool padding, uint64_t seed) 
   if (!padding) return len;
   std::mt19937_64 rng(seed ^ 0x1e9u);
   for (int64_t b = 0; b < sh.batch; ++b) {
-    const int64_t lowest = b == 0 ? 1 : 0;
+    const int64_t lowest = b == 0 ? (sh.seq + 1) / 2 : 0;  // the first one mostly real tokens
     len[size_t(b)] = int(lowest + int64_t(rng() % uint64_t(sh.seq + 1 - lowest)));
   }
   if (sh.batch > 1) len.back() = 0;  // a sequence of padding only: every row fully masked
