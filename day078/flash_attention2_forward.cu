@@ -3,10 +3,10 @@
 // O = softmax(Q K^T / sqrt(d)) V for every (batch, head), Q, K, V, O of shape [B, H, S, d] in fp16
 // or bf16, fp32 accumulation, head dim d = 64 or 128, any S, causal (query i sees keys 0..i) or
 // not; the kernel also saves each row's logsumexp L = ln sum_j e^(s_ij) in fp32, what the backward
-// (day 079) recomputes P from. Day 077 did the online softmax on CUDA cores, one thread per query
-// row. Here a block of 4 warps owns 64 query rows, each warp 16 of them (the FA2 loop order: the
-// query loop is outside, split across warps, so no warp ever needs another's sums), and walks the
-// key/value tiles of 64 keys:
+// (day 079) recomputes P from. Day 077 did the online softmax in fp32 on CUDA cores, 4 threads per
+// query row. Here a block of 4 warps owns 64 query rows, each warp 16 of them (the FA2 loop
+// order: the query loop is outside, split across warps, so no warp ever needs another's sums),
+// and walks the key/value tiles of 64 keys:
 //   S = Q K^T        mma.sync m16n8k16 with Q from registers (ldmatrix once) and K by ldmatrix;
 //   online softmax   the 16 x 64 scores stay in the accumulators: row max and row sum over the
 //                    quad of lanes that shares a row (two shuffles), O rescaled by
@@ -26,7 +26,7 @@
 // Each version runs per dtype (fp16, bf16) and mask (none, causal): "pipelined bf16 causal".
 //
 // Check: a CPU reference in double on the fp16/bf16 values the inputs hold, per element against a
-// bound derived below (error_model) from the kernel's roundings; the logsumexp likewise. Every row
+// bound derived below (ErrorModel) from the kernel's roundings; the logsumexp likewise. Every row
 // at the test sizes, sampled rows at full size. TFLOP/s counts 4 B H S^2 d (two GEMMs of 2 S^2 d
 // each per head), halved for causal.
 //
