@@ -45,9 +45,9 @@
 namespace {
 
 constexpr int kMaxDim = 128;
-constexpr int kRowsPerBlock = 64;   // query rows a flash block keeps on chip
-constexpr int kKeysPerTile = 32;    // keys (and values) per shared-memory tile
-constexpr int kLanesPerRow = 4;     // threads sharing one query row
+constexpr int kRowsPerBlock = 64;  // query rows a flash block keeps on chip
+constexpr int kKeysPerTile = 32;   // keys (and values) per shared-memory tile
+constexpr int kLanesPerRow = 4;    // threads sharing one query row
 constexpr int kFlashThreads = kRowsPerBlock * kLanesPerRow;
 constexpr int kKeysPerLane = kKeysPerTile / kLanesPerRow;
 // Row pitch of the shared tiles: d + 4 floats keeps rows 16-byte aligned for float4 reads and puts
@@ -68,7 +68,7 @@ struct Problem {
 // In double, with the bound's ingredients for row i of a head: a_j = scale sum_d |q_d k_jd| (the
 // dot products' error scale), p_j, and the range max_j s_j - min_j s_j over the visible keys.
 struct RowReference {
-  std::vector<double> out;  // O[i][:]
+  std::vector<double> out;     // O[i][:]
   std::vector<double> abs_pv;  // sum_j p_j |v_jd|, the scale of O's error
   double lse = 0;
   double max_score_error_scale = 0;  // max_j a_j
@@ -77,8 +77,7 @@ struct RowReference {
 };
 
 RowReference attention_row_cpu(const std::vector<float>& q, const std::vector<float>& k,
-                               const std::vector<float>& v, const Problem& p, int64_t head,
-                               int i) {
+                               const std::vector<float>& v, const Problem& p, int64_t head, int i) {
   const int64_t base = head * p.seq * p.dim;
   const float* qi = &q[size_t(base + int64_t(i) * p.dim)];
   const double scale = 1.0 / std::sqrt(double(p.dim));
@@ -228,8 +227,8 @@ __global__ void __launch_bounds__(kFlashThreads)
     // o += P V: key c's probability lives in lane c % 4 of the row's group, in its s[c / 4].
 #pragma unroll
     for (int c = 0; c < kKeysPerTile; ++c) {
-      const float p = __shfl_sync(0xffffffffu, s[c / kLanesPerRow],
-                                  group_first | (c % kLanesPerRow));
+      const float p =
+          __shfl_sync(0xffffffffu, s[c / kLanesPerRow], group_first | (c % kLanesPerRow));
       const float4* v_row = reinterpret_cast<const float4*>(Vs + c * PITCH);
 #pragma unroll
       for (int ch = 0; ch < CHUNKS; ++ch) {
@@ -262,7 +261,8 @@ __global__ void __launch_bounds__(kFlashThreads)
     const int r = i / dim, c = i - r * dim;
     out[i] = Qs[r * PITCH + c];
   }
-  if (int(threadIdx.x) < rows) lse[int64_t(blockIdx.y) * seq + q0 + threadIdx.x] = lse_tile[threadIdx.x];
+  if (int(threadIdx.x) < rows)
+    lse[int64_t(blockIdx.y) * seq + q0 + threadIdx.x] = lse_tile[threadIdx.x];
 }
 
 // ---- materialized: S and P in global memory -----------------------------------------------------
@@ -343,8 +343,8 @@ void launch_flash_for(const Problem& p, const Tensors& t, cudaStream_t stream) {
   CUDA_CHECK(cudaFuncSetAttribute(flash_forward<DMAX, CAUSAL>,
                                   cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
   const dim3 grid(gpu100::grid_for(p.seq, kRowsPerBlock), unsigned(p.heads));
-  flash_forward<DMAX, CAUSAL><<<grid, kFlashThreads, smem, stream>>>(t.q, t.k, t.v, t.o, t.lse,
-                                                                     p.seq, p.dim, p.scale);
+  flash_forward<DMAX, CAUSAL>
+      <<<grid, kFlashThreads, smem, stream>>>(t.q, t.k, t.v, t.o, t.lse, p.seq, p.dim, p.scale);
   LAUNCH_CHECK();
 }
 
@@ -401,9 +401,10 @@ struct RowBound {
 RowBound row_bound(const RowReference& r, const Problem& p, const Order& order) {
   const double u = std::ldexp(1.0, -24);
   const double delta = gamma(p.dim + 2) * r.max_score_error_scale;
-  const double eps = std::expm1(delta) + u * (r.range + 4) + u * (2 * r.range + 5 * order.rescalings);
-  const double o_scale = 2 * eps / (1 - eps) + gamma(order.o_additions) +
-                         gamma(order.l_additions) + 2 * u;
+  const double eps =
+      std::expm1(delta) + u * (r.range + 4) + u * (2 * r.range + 5 * order.rescalings);
+  const double o_scale =
+      2 * eps / (1 - eps) + gamma(order.o_additions) + gamma(order.l_additions) + 2 * u;
   const double l_rel = eps + gamma(order.l_additions);
   const double lse = delta + -std::log1p(-l_rel) + 2 * u * r.log_l + u * (std::fabs(r.lse) + 1);
   return {o_scale, lse};
@@ -455,14 +456,16 @@ gpu100::CheckResult check_attention(const std::vector<float>& o, const std::vect
     want_lse.push_back(row.lse);
     bound_lse.push_back(b.lse);
   }
-  return gpu100::combine(gpu100::compare_within(got_o, want_o, bound_o, "O, derived bound"),
-                         gpu100::compare_within(got_lse, want_lse, bound_lse, "lse, derived bound"));
+  return gpu100::combine(
+      gpu100::compare_within(got_o, want_o, bound_o, "O, derived bound"),
+      gpu100::compare_within(got_lse, want_lse, bound_lse, "lse, derived bound"));
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  gpu100::Cli cli("Attention forward in fp32: materialized S and P vs flash (tiled online softmax)");
+  gpu100::Cli cli(
+      "Attention forward in fp32: materialized S and P vs flash (tiled online softmax)");
   int64_t batch = 4, heads = 16, seq = 2048, dim = 64;
   bool causal = false;
   double reference_budget = 3e8;
@@ -489,8 +492,7 @@ int main(int argc, char** argv) {
     report.unit("TFLOP/s");
     report.limit("fp32_tflops", ctx.device().peak_fp32_tflops(), "FP32 peak");
     report.problem("flash_rows_per_block", kRowsPerBlock);
-    const Problem p{batch * heads, int(seq), int(dim), causal,
-                    float(1.0 / std::sqrt(double(dim)))};
+    const Problem p{batch * heads, int(seq), int(dim), causal, float(1.0 / std::sqrt(double(dim)))};
     const size_t elements = size_t(p.heads * seq * dim);
     // Scores with a spread of a few units (q, k in [-2, 2]: standard deviation 4/3 after the
     // scaling), so the softmax is neither uniform nor one-hot.
@@ -498,14 +500,13 @@ int main(int argc, char** argv) {
     const auto k = gpu100::random_floats(elements, ctx.seed() + 1, -2.0f, 2.0f);
     const auto v = gpu100::random_floats(elements, ctx.seed() + 2, -1.0f, 1.0f);
     const Reference ref = attention_cpu(q, k, v, p, reference_budget);
-    gpu100::DeviceBuffer<float> d_q(q), d_k(k), d_v(v), d_o{elements},
-        d_lse{size_t(p.heads * seq)};
+    gpu100::DeviceBuffer<float> d_q(q), d_k(k), d_v(v), d_o{elements}, d_lse{size_t(p.heads * seq)};
     gpu100::DeviceBuffer<float> d_scores{ctx.want("materialized") ? size_t(p.heads * seq * seq)
                                                                   : size_t(1)};
     const Tensors t{d_q.data(), d_k.data(), d_v.data(), d_o.data(), d_lse.data(), d_scores.data()};
 
-    const double flops = 4.0 * double(p.heads) * double(seq) * double(seq) * double(dim) *
-                         (causal ? 0.5 : 1.0);
+    const double flops =
+        4.0 * double(p.heads) * double(seq) * double(seq) * double(dim) * (causal ? 0.5 : 1.0);
     auto reset = [&] {
       d_o.poison();
       d_lse.poison();
