@@ -8,9 +8,10 @@
 //   dS = P o (dP - D),  D_i = sum_d dO_id O_id = rowsum(dO o O)   (the softmax's Jacobian)
 //   dK = scale dS^T Q                   (4)
 //   dQ = scale dS K                     (5)
-// D is NOT rowsum(dP o P) computed per tile: that sum runs over every key of the row, which no
-// key tile sees alone; rowsum(dO o O) is the same number (O = P V, so dO.O_i = sum_j P_ij dP_ij)
-// and needs one row of dO and O only, so a small kernel computes it before the main one.
+// D is one number per query row (a vector of length S, B_r per tile; the sum runs over the head
+// dimension d). Its definition, D_i = sum_j P_ij dP_ij, runs over every key of the row, which no
+// key tile sees alone; rowsum(dO o O) is the same number (O = P V, so dO_i.O_i = sum_j P_ij
+// dP_ij) and needs one row of dO and O only, so a small kernel computes it before the main one.
 // Nothing of size S x S ever reaches global memory.
 //
 // Kernels (one template each over dtype fp16/bf16, head dim 64/128, causal or not)
@@ -32,7 +33,8 @@
 // 16 bytes, so the 8 rows an 8x8 ldmatrix matrix reads lie in 8 different bank groups), and
 // products are mma.sync m16n8k16 with fp32 accumulation. The accumulator layout of a 16 x 64
 // product is the A-fragment layout of the next product's 16 x 64 operand, so P and dS go from
-// one mma to the next in registers. Gradients are written in fp32.
+// one mma to the next in registers (only the atomic dQ's dS, which needs query rows, goes through
+// shared memory). Gradients are written in fp32.
 //
 // FLOPs: the forward counts the standard 4 B H S^2 D (two products); the backward 2.5 times that
 // (five products of the same size), both halved for causal masking. The deterministic version
