@@ -339,9 +339,13 @@ void launch_materialized(const Problem& p, const Tensors& t, cudaStream_t stream
 template <int DMAX, bool CAUSAL>
 void launch_flash_for(const Problem& p, const Tensors& t, cudaStream_t stream) {
   constexpr size_t smem = flash_smem_bytes<DMAX>();
-  // Above 48 KiB a kernel must opt in to the dynamic shared memory it uses.
-  CUDA_CHECK(cudaFuncSetAttribute(flash_forward<DMAX, CAUSAL>,
-                                  cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+  // Above 48 KiB a kernel must opt in to the dynamic shared memory it uses (once, not per run).
+  static const bool opted_in = [] {
+    CUDA_CHECK(cudaFuncSetAttribute(flash_forward<DMAX, CAUSAL>,
+                                    cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+    return true;
+  }();
+  (void)opted_in;
   const dim3 grid(gpu100::grid_for(p.seq, kRowsPerBlock), unsigned(p.heads));
   flash_forward<DMAX, CAUSAL>
       <<<grid, kFlashThreads, smem, stream>>>(t.q, t.k, t.v, t.o, t.lse, p.seq, p.dim, p.scale);
