@@ -9,7 +9,9 @@
 // of day 038 (a running maximum m and sum l per row; when m grows, everything summed so far is
 // rescaled by e^(m_old - m_new)), and adds P V into an output accumulator that is rescaled the
 // same way. Nothing of size seq^2 leaves the block; each row's logsumexp m + log l is written
-// beside O, which is what a backward pass needs to recompute P (day 079).
+// beside O, which is what a backward pass needs to recompute P (day 079). What still grows as
+// seq^2 is reading: every query tile reads all of K and V, 2 d / (rows per tile) floats per
+// score, inputs that all the tiles of a head read at about the same time (L2 can serve them).
 //
 // Versions
 //   materialized  three kernels: batched tiled GEMM for S = scale Q K^T, a warp per row for the
