@@ -113,6 +113,8 @@ struct Operand {
   OK kind = OK::none;
   bool neg = false;
   uint8_t count = 0;   // vec: elements
+  bool addr32 = false; // address [reg+imm] with a 32-bit reg: the sum wraps at 32 bits, as
+                       // the ISA's 32-bit address arithmetic does (a shared window offset)
   uint32_t reg = 0;    // reg: index; vec: first index into Kernel::vec_ops; sreg: id
   uint64_t imm = 0;    // imm bits
 };

@@ -140,6 +140,9 @@ Operand DecodeCtx::addr(const PTok& t, Space& space) {
     if (r >= 0) {
       o.kind = OK::reg;
       o.reg = uint32_t(r);
+      const auto type = reg_types.find(base);
+      o.addr32 = type != reg_types.end() && type_bytes(type->second) == 4;
+      if (o.addr32) o.imm = uint32_t(o.imm);
     } else {
       Space sp;
       bool found;

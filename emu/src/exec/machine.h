@@ -170,6 +170,12 @@ struct Exec {
 
   uint64_t sreg(uint32_t id, int lane) const;
 
+  // The address an [reg+imm] (or [imm]) operand names for a lane.
+  __attribute__((always_inline)) uint64_t address(const Operand& a, int lane) const {
+    const uint64_t sum = (a.kind == OK::reg ? w->r[a.reg * 32 + lane] : 0) + a.imm;
+    return a.addr32 ? uint32_t(sum) : sum;
+  }
+
   // The value of a source operand for a lane, as raw bits.
   __attribute__((always_inline)) uint64_t val(const Operand& o, int lane) const {
     if (o.kind == OK::reg) return w->r[o.reg * 32 + lane];

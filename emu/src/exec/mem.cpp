@@ -26,9 +26,7 @@ Space space_from(const DecodeCtx& d, const PInstr& p, bool* found) {
   return Space::generic;
 }
 
-inline uint64_t address(const Exec& x, const Operand& a, int lane) {
-  return (a.kind == OK::reg ? x.w->r[a.reg * 32 + lane] : 0) + a.imm;
-}
+inline uint64_t address(const Exec& x, const Operand& a, int lane) { return x.address(a, lane); }
 
 // A loaded element as its destination register holds it: the ISA lets the register be wider
 // than the instruction type, and then a signed type is sign-extended and every other type

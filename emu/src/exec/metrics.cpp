@@ -37,7 +37,7 @@ Gpu100EmuMetrics g_counts{};
 namespace {
 
 inline uint64_t lane_address(const Exec& x, const Operand& a, int lane) {
-  return (a.kind == OK::reg ? x.w->r[a.reg * 32 + lane] : 0) + a.imm;
+  return x.address(a, lane);
 }
 
 // One global request over the n addresses in a[] (any order), each access `width` bytes.
@@ -118,7 +118,7 @@ void access(const Exec& x, const Operand& op, uint32_t lanes, uint32_t width, Sp
     auto& requests = store ? c.global_store_requests : c.global_load_requests;
     auto& sectors_total = store ? c.global_store_sectors : c.global_load_sectors;
     auto& ideal = store ? c.global_store_ideal_sectors : c.global_load_ideal_sectors;
-    if (lanes == ~0u && op.kind == OK::reg && width <= 32) {
+    if (lanes == ~0u && op.kind == OK::reg && !op.addr32 && width <= 32) {
       // A full warp whose addresses step by one stride (the usual case): counted from the
       // stride, after a branch-free pass that the compiler vectorizes.
       const uint64_t* r = x.w->r + size_t(op.reg) * 32;

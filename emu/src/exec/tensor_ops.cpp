@@ -106,7 +106,7 @@ void guarded(Exec& x, F f) {
 void h_ldmatrix(Exec& x, const Inst& in, uint32_t m) {
   std::array<tensor::Addr, 32> rows{};
   EMU_FOR_LANES(m)
-    rows[lane] = (in.o[1].kind == OK::reg ? x.w->r[in.o[1].reg * 32 + lane] : 0) + in.o[1].imm;
+    rows[lane] = x.address(in.o[1], lane);
   EMU_END_LANES
   WarpFrag out{};
   // Each row's reads are checked as the lane that supplied the row address.
@@ -149,10 +149,10 @@ void h_mma(Exec& x, const Inst& in, uint32_t m) {
 // wmma.load: o[0] fragment, o[1] address, o[2] stride (none: the shape's default).
 void h_wmma_load(Exec& x, const Inst& in, uint32_t m) {
   const int lane0 = __builtin_ctz(m);
-  const uint64_t base = (in.o[1].kind == OK::reg ? x.w->r[in.o[1].reg * 32 + lane0] : 0) + in.o[1].imm;
+  const uint64_t base = x.address(in.o[1], lane0);
   const uint32_t stride = wmma_stride(x, in, lane0);
   EMU_FOR_LANES(m)
-    const uint64_t b = (in.o[1].kind == OK::reg ? x.w->r[in.o[1].reg * 32 + lane] : 0) + in.o[1].imm;
+    const uint64_t b = x.address(in.o[1], lane);
     if (b != base) x.fail("wmma.load: lanes of the warp give different addresses", lane);
   EMU_END_LANES
   WarpFrag out{};
@@ -166,7 +166,7 @@ void h_wmma_load(Exec& x, const Inst& in, uint32_t m) {
 
 void h_wmma_store(Exec& x, const Inst& in, uint32_t m) {
   const int lane0 = __builtin_ctz(m);
-  const uint64_t base = (in.o[0].kind == OK::reg ? x.w->r[in.o[0].reg * 32 + lane0] : 0) + in.o[0].imm;
+  const uint64_t base = x.address(in.o[0], lane0);
   const uint32_t stride = wmma_stride(x, in, lane0);
   WarpFrag d{};
   gather(x, in.o[1], m, d);

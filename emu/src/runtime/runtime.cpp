@@ -210,7 +210,9 @@ bool device_visible() {
 // order from a range reserved at a fixed address, and an address is never handed out twice (a
 // use after free stays an access outside every allocation). Where the range cannot be
 // reserved, or is used up, the host's allocator serves, at addresses that vary between runs.
-constexpr uint64_t kHeapBase = 0x7000'0000'0000ull, kHeapBytes = 1ull << 40;
+// A guard of unallocated addresses follows each allocation, so that an access a little past the
+// end of one buffer is reported as outside every allocation instead of landing in the next.
+constexpr uint64_t kHeapBase = 0x7000'0000'0000ull, kHeapBytes = 1ull << 40, kHeapGuard = 4096;
 uint64_t g_heap_next = 0;  // 0: not reserved (yet)
 bool g_heap_tried = false;
 
@@ -225,7 +227,7 @@ void* device_heap_alloc(size_t bytes) {
   const uint64_t rounded = (uint64_t(bytes) + 255) / 256 * 256;
   if (g_heap_next && g_heap_next + rounded <= kHeapBase + kHeapBytes) {
     void* q = reinterpret_cast<void*>(g_heap_next);
-    g_heap_next += rounded;
+    g_heap_next += rounded + kHeapGuard;
     return q;
   }
   return std::aligned_alloc(256, rounded);

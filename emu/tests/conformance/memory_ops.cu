@@ -350,6 +350,36 @@ void test_shared() {
   CUDA_CHECK(cudaFree(d_out));
 }
 
+// [reg+imm] with a 32-bit register: the address is a 32-bit sum, so an offset that nvcc folds
+// into the immediate (a base register that went "negative" modulo 2^32) wraps back into the
+// window. out[t] = words[t] read through %r = addr - 65536 (mod 2^32) and +65536.
+__global__ void k_shared_wrap(uint32_t* out) {
+  __shared__ uint32_t words[32];
+  const uint32_t t = threadIdx.x;
+  words[t] = t * 3 + 11;
+  __syncthreads();
+  uint32_t v;
+  asm volatile(
+      "{ .reg .u32 a; sub.u32 a, %1, 65536; ld.shared.u32 %0, [a+65536]; }"
+      : "=r"(v)
+      : "r"(static_cast<uint32_t>(__cvta_generic_to_shared(&words[t]))));
+  out[t] = v;
+}
+
+void test_shared_wrap() {
+  uint32_t* d_out;
+  CUDA_CHECK(cudaMalloc(&d_out, 32 * 4));
+  k_shared_wrap<<<1, 32>>>(d_out);
+  CUDA_CHECK(cudaGetLastError());
+  CUDA_CHECK(cudaDeviceSynchronize());
+  std::vector<uint32_t> g(32);
+  CUDA_CHECK(cudaMemcpy(g.data(), d_out, g.size() * 4, cudaMemcpyDeviceToHost));
+  for (uint32_t t = 0; t < 32; ++t)
+    conf_check("ld.shared.u32 [%r+65536], %r = addr - 65536 mod 2^32", conf_fmt("thread %u", t),
+               g[t], t * 3 + 11);
+  CUDA_CHECK(cudaFree(d_out));
+}
+
 // ---------------------------------------------------------------------------------------------
 // Generic addressing: isspacep, cvta in both directions, a generic store through a pointer into
 // whichever space a thread picks.
@@ -956,6 +986,7 @@ int main() {
   conf_require_device();
   test_widths();
   test_shared();
+  test_shared_wrap();
   test_generic();
   test_local();
   test_symbols();
