@@ -107,6 +107,7 @@ uint32_t decode_semantics(const std::string& op, const std::vector<std::string>&
   if (has("cta")) f |= kCta;
   if (op == "st") f |= kStore;
   if (op == "atom" && has("cas")) f |= kCas;
+  if (op == "ld" && has("nc")) f |= kNc;
   return f;
 }
 
@@ -298,6 +299,10 @@ class Region {
     if (__builtin_expect(!c, 0) && !(c = carve(kChunkGranules))) return nullptr;
     return c + g % kChunkGranules;
   }
+  Cell* peek(uint64_t g) const {  // granule g if its chunk was made, else null (makes nothing)
+    Cell* c = chunks_ ? chunks_[g / kChunkGranules] : nullptr;
+    return c ? c + g % kChunkGranules : nullptr;
+  }
   Cell* byte_cells(uint64_t g) {  // the four byte cells of granule g; null: over the budget
     if (!bytes_) bytes_ = static_cast<Cell**>(std::calloc(nchunks_, sizeof(Cell*)));
     if (!bytes_) return nullptr;
@@ -348,8 +353,18 @@ class Region {
 
 // Global memory: per allocation, the race shadow and, for cudaMalloc memory, one bit per byte
 // that says it was written (by a copy, a memset or a kernel) since the allocation.
+// The first two threads of the current launch that read a granule through ld.global.nc (the
+// non-coherent path), and which of its bytes: a later write of those bytes by another thread is
+// reported. clock 0 or below the launch base: none in this launch.
+struct NcCell {
+  uint32_t clock = 0;
+  uint32_t key = 0, pc = 0;            // the first reader
+  uint32_t key2 = 0, pc2 = 0;          // the first reader that is not the first (key2 != key)
+  uint8_t bytes = 0, bytes2 = 0;
+};
 struct GShadow {
   Region<GCell> race;
+  Region<NcCell> nc;  // made at the first ld.global.nc of the allocation
   uint64_t* init = nullptr;  // null: not tracked (host-mapped, __device__, workspace: initialized)
   uint64_t bytes = 0;
   ~GShadow() { std::free(init); }
@@ -449,7 +464,7 @@ namespace {
 // ---------------------------------------------------------------------------------------------
 // Findings of a launch: one per pair of instructions (or per instruction, for uninitialized
 // reads), with the first occurrence's message and how often it happened.
-enum FKind { fRaceShared, fRaceGlobal, fInitShared, fInitGlobal };
+enum FKind { fRaceShared, fRaceGlobal, fInitShared, fInitGlobal, fNcWritten };
 struct Finding {
   std::string text;
   uint64_t count = 0;
@@ -1050,6 +1065,78 @@ __attribute__((noinline, cold)) void uninit_global(Ctx& c, const GShadow& g, uin
   });
 }
 
+// --- non-coherent loads --------------------------------------------------------------------------
+// ld.global.nc (__ldg, loads through a const __restrict__ pointer) reads through a cache that is
+// not kept coherent with the launch's writes: the PTX ISA allows it only for memory that is
+// read-only for the kernel's whole lifetime. So such a load of bytes another thread of the launch
+// wrote, and a write of bytes another thread of the launch read that way, are reported, however
+// the two are ordered.
+const char* const kNcRule =
+    "memory read through the non-coherent path (ld.global.nc: __ldg, or a const __restrict__ "
+    "pointer) must stay unchanged while the kernel runs (read it with a plain load, or write it "
+    "in another launch)";
+
+__attribute__((noinline, cold)) void nc_written(Ctx& c, const GRec& w) {
+  const uint32_t tpb = c.bs->tpb, prev_pc = w.pc & kPcMask;
+  if (!first_report(c, prev_pc)) return;
+  note(fNcWritten, prev_pc, c.pc, [&] {
+    const Exec& x = *c.x;
+    return "kernel " + x.k->name + ", " + thread_name(*x.l, c.bs->block, c.t) + ", " +
+           source_of(*x.k, c.pc) + ": non-coherent load of " + std::to_string(c.size) +
+           " bytes at address " + hex(c.addr) + place(c.al, c.addr) + " that " +
+           ((w.pc & fAtomic) ? "an atomic" : "a write") + " by " +
+           thread_name(*x.l, w.key / tpb, w.key % tpb) + ", " + source_of(*x.k, prev_pc) +
+           ", changed earlier in this launch: " + kNcRule;
+  });
+}
+
+__attribute__((noinline, cold)) void nc_read_before(Ctx& c, uint32_t key, uint32_t prev_pc) {
+  const uint32_t tpb = c.bs->tpb;
+  if (!first_report(c, prev_pc)) return;
+  note(fNcWritten, prev_pc, c.pc, [&] {
+    const Exec& x = *c.x;
+    return "kernel " + x.k->name + ", " + thread_name(*x.l, c.bs->block, c.t) + ", " +
+           source_of(*x.k, c.pc) + ": this " + access_name(c.kind) + " of " +
+           std::to_string(c.size) + " bytes at address " + hex(c.addr) + place(c.al, c.addr) +
+           " changes memory that a non-coherent load by " + thread_name(*x.l, key / tpb, key % tpb) +
+           ", " + source_of(*x.k, prev_pc) + ", read earlier in this launch: " + kNcRule;
+  });
+}
+
+// An ld.global.nc (kNc) or a write of an allocation that has had one, of [off, off + c.size).
+__attribute__((noinline)) void nc_access(Ctx& c, GShadow& g, uint64_t off) {
+  const uint32_t base = G().launch.base, me = c.bs->key_base + c.t;
+  const uint64_t end = off + c.size;
+  const bool load = (c.kind & kNc) != 0;
+  if (load && !g.nc.ok()) g.nc.ensure(g.bytes);
+  for (uint64_t gi = off >> 2; gi <= (end - 1) >> 2; ++gi) {
+    const uint64_t gs = std::max(off, gi * 4), ge = std::min(end, gi * 4 + 4);
+    const uint8_t mask = uint8_t(((1u << (ge - gs)) - 1) << (gs - gi * 4));
+    if (load) {
+      // Written before, in this launch, by another thread (the granule's latest write).
+      if (GCell* cp = g.race.peek(gi)) {
+        auto check = [&](const GRec& w) {
+          if (!(w.pc & fSplit) && w.clock >= base && w.clock && w.key != me) nc_written(c, w);
+        };
+        if (!is_split(*cp)) check(cp->w);
+        else if (GCell* bytes = g.race.byte_cells(gi))
+          for (uint64_t b = gs; b < ge; ++b) check(bytes[b - gi * 4].w);
+      }
+      NcCell* n = g.nc.ok() ? g.nc.granule(gi) : nullptr;
+      if (!n) continue;
+      if (n->clock < base || !n->clock) *n = NcCell{c.clock, me, c.pc, 0, 0, mask, 0};
+      else if (n->key == me) n->bytes |= mask;
+      else if (!n->bytes2) { n->key2 = me; n->pc2 = c.pc; n->bytes2 = mask; }
+      else if (n->key2 == me) n->bytes2 |= mask;
+      continue;
+    }
+    const NcCell* n = g.nc.peek(gi);
+    if (!n || !n->clock || n->clock < base) continue;
+    if ((n->bytes & mask) && n->key != me) nc_read_before(c, n->key, n->pc);
+    else if ((n->bytes2 & mask) && n->key2 != me) nc_read_before(c, n->key2, n->pc2);
+  }
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -1103,6 +1190,7 @@ inline void access_lane(Exec& x, BlockState* bs, uint32_t pc, bool shared, uint6
                     ((kind & kCta) ? fCta : 0) | (released ? fRelease : 0)};
   const uint32_t base = G().launch.base;
   walk(g->race, off, size, [&](GCell& cell, uint32_t) { g_op(c, cell, me, base); });
+  if (__builtin_expect((kind & kNc) || ((kind & kWrite) && g->nc.ok()), 0)) nc_access(c, *g, off);
   if (kind & kStrong) sync_through(*bs, t, kind, G().launch.sync, a);
 }
 
@@ -1461,7 +1549,10 @@ void end_launch() {
   if (g.next_clock > (1u << 31)) {
     g.pool.clear();
     for (const auto& [base, al] : memory().all())
-      if (al.shadow) static_cast<GShadow*>(al.shadow)->race.release();
+      if (al.shadow) {
+        static_cast<GShadow*>(al.shadow)->race.release();
+        static_cast<GShadow*>(al.shadow)->nc.release();
+      }
     g.next_clock = 1;
   }
 }
@@ -1495,9 +1586,10 @@ void LaunchScope::finish() {
   end_launch();
   if (L.findings.empty()) return;
   print_findings();
-  uint64_t races = 0, uninit = 0;
+  uint64_t races = 0, uninit = 0, nc = 0;
   for (const auto& [k, f] : L.findings) {
     if (std::get<0>(k) == fRaceShared || std::get<0>(k) == fRaceGlobal) ++races;
+    else if (std::get<0>(k) == fNcWritten) ++nc;
     else ++uninit;
   }
   L.findings.clear();
@@ -1506,6 +1598,10 @@ void LaunchScope::finish() {
   if (uninit) {
     if (!what.empty()) what += " and ";
     what += std::to_string(uninit) + (uninit == 1 ? " uninitialized read" : " uninitialized reads");
+  }
+  if (nc) {
+    if (!what.empty()) what += " and ";
+    what += std::to_string(nc) + " non-coherent " + (nc == 1 ? "load" : "loads") + " of written memory";
   }
   throw Fault{719, "kernel " + L.l->kernel->name + ": the checks found " + what +
                        " (listed above); the launch fails (GPU100_EMU_CHECK selects "

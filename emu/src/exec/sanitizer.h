@@ -42,7 +42,8 @@ enum : uint32_t {
   kCta = 1u << 28,      // .cta scope: strong toward the threads of the same block only
   kStore = 1u << 29,    // st: the value stored is operand 1 (lanes storing equal values agree)
   kCas = 1u << 30,      // atom.cas: the value compared is operand 2 (it may check a plain load)
-  kSemMask = kStrong | kAtomic | kAcquire | kRelease | kCta | kStore | kCas,
+  kNc = 1u << 31,       // ld.global.nc: the bytes must not be written during the launch
+  kSemMask = kStrong | kAtomic | kAcquire | kRelease | kCta | kStore | kCas | kNc,
 };
 // The semantics bits of a memory instruction, from its modifiers ("relaxed", "gpu", ...).
 uint32_t decode_semantics(const std::string& opcode, const std::vector<std::string>& mods);

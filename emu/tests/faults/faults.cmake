@@ -287,6 +287,15 @@ fault_check(race_global_blocks KERNEL k_total BLOCK "[1-9],0,0" THREAD "0,0,0"
 fault_check(race_missing_fence KERNEL k_sum BLOCK "[1-9],0,0" THREAD "0,0,0"
   INST "ld\\.global\\.[bsu]32 "
   WHAT "race on global memory at address 0x[0-9a-f]+ \\(0 bytes into a cudaMalloc allocation of 24 bytes at 0x[0-9a-f]+\\): this read of 4 bytes and an earlier write by block \\(0,0,0\\) thread \\(0,0,0\\), 'st\\.global\\.[bsu]32 [^']*' at ([^\n]*[ (])?race_missing_fence\\.cu:@PARTNER@([^0-9,][^,]*)?, ${unordered}")
+# ld.global.nc (__ldg, const __restrict__) of bytes another thread of the launch writes, in
+# either order, ordered by a barrier or not; --fixed writes one buffer and .nc-reads another.
+set(nc_rule "memory read through the non-coherent path \\(ld\\.global\\.nc: __ldg, or a const __restrict__ pointer\\) must stay unchanged while the kernel runs")
+fault_check(nc_written KERNEL k_smooth BLOCK "0,0,0" THREAD "96,0,0"
+  INST "st\\.global\\.f32 "
+  WHAT "this write of 4 bytes at address 0x[0-9a-f]+ \\(384 bytes into a cudaMalloc allocation of 2048 bytes at 0x[0-9a-f]+\\) changes memory that a non-coherent load by block \\(0,0,0\\) thread \\(95,0,0\\), 'ld\\.global\\.nc\\.f32 [^']*' at ([^\n]*[ (])?nc_written\\.cu:@PARTNER@([^0-9,][^,]*)?, read earlier in this launch: ${nc_rule}[^\n]*")
+fault_check(nc_after_write KERNEL k_scale BLOCK "0,0,0" THREAD "32,0,0"
+  INST "ld\\.global\\.nc\\.f32 "
+  WHAT "non-coherent load of 4 bytes at address 0x[0-9a-f]+ \\(0 bytes into a cudaMalloc allocation of 12 bytes at 0x[0-9a-f]+\\) that a write by block \\(0,0,0\\) thread \\(0,0,0\\), 'st\\.global\\.f32 [^']*' at ([^\n]*[ (])?nc_after_write\\.cu:@PARTNER@([^0-9,][^,]*)?, changed earlier in this launch: ${nc_rule}[^\n]*")
 # An uninitialized shared read is reported where its value is used (stored, an address, a branch),
 # naming the use; one whose value is discarded (selected away, as CUB's merge does) is not.
 fault_check(init_shared KERNEL k_diff BLOCK "0,0,0" THREAD "127,0,0"
