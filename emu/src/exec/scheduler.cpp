@@ -190,6 +190,19 @@ struct Sched {
   bool random;
 };
 
+// Under a random schedule: the pc of a random group of the ready lanes, each pc the ready
+// lanes are at equally likely (whatever its number of lanes), so that a group of one lane that
+// ran ahead is as likely to go on as the rest of the warp.
+uint32_t random_group(Sched& s, const Warp& w, uint32_t ready, uint32_t lowest) {
+  uint32_t pcs[32];
+  int n = 0;
+  for (uint32_t m = ready; m; m &= m - 1) {
+    const uint32_t p = w.pc[__builtin_ctz(m)];
+    if (std::find(pcs, pcs + n, p) == pcs + n) pcs[n++] = p;
+  }
+  return n > 1 ? pcs[s.rng() % uint64_t(n)] : lowest;
+}
+
 // Releases the lanes waiting at barrier `id` of block b (all its warps).
 void release_barrier(Block& b, int id, const Kernel& k) {
   san::bar_release(b, uint32_t(id));
@@ -271,16 +284,11 @@ uint64_t run_warp(Sched& s, Block& b, Warp& w, uint64_t budget) {
       if constexpr (Traced) debug::pause(x);
       return executed;
     }
-    // The group: ready lanes at the lowest pc (under a random schedule: at a random lane's pc,
-    // which independent thread scheduling allows as well).
+    // The group: ready lanes at the lowest pc (under a random schedule: the lanes of a random
+    // one of the pcs the ready lanes are at, which independent thread scheduling allows as well).
     uint32_t pc = ~0u;
     for (uint32_t m = ready; m; m &= m - 1) pc = std::min(pc, w.pc[__builtin_ctz(m)]);
-    if (s.random && (ready & (ready - 1))) {
-      const int pick = int(s.rng() % uint64_t(__builtin_popcount(ready)));
-      uint32_t m = ready;
-      for (int i = 0; i < pick; ++i) m &= m - 1;
-      pc = w.pc[__builtin_ctz(m)];
-    }
+    if (s.random && (ready & (ready - 1))) pc = random_group(s, w, ready, pc);
     uint32_t mask = 0;
     for (uint32_t m = ready; m; m &= m - 1) {
       int lane = __builtin_ctz(m);
@@ -294,7 +302,9 @@ uint64_t run_warp(Sched& s, Block& b, Warp& w, uint64_t budget) {
     bool regroup = false;
     while (!regroup && executed < budget) {
       if (others) {
-        if (pc == others_min) {  // reconverge
+        // Reconverge where the lanes meet; under a random schedule, only sometimes: the group
+        // may run on past the lanes waiting there (they follow on a later turn).
+        if (pc == others_min && (!s.random || (s.rng() & 1))) {  // reconverge
           for (uint32_t m = others; m; m &= m - 1) {
             int lane = __builtin_ctz(m);
             if (w.pc[lane] == pc) mask |= 1u << lane;
@@ -603,6 +613,86 @@ uint64_t run_warp(Sched& s, Block& b, Warp& w, uint64_t budget) {
   throw Fault{kErrLaunchFailure, "kernel " + s.k.name + ": deadlock"};
 }
 
+// The order in which blocks start: linear, or under a random schedule a random permutation of
+// the grid (the hardware promises no order; a block may wait only for blocks that are sure to
+// have started). A keyed Feistel network permutes [0, 4^h) and cycle-walks into [0, n), so a
+// grid of any size is shuffled without a table.
+struct BlockOrder {
+  uint64_t n = 0;
+  bool shuffled = false;
+  int half = 1;          // bits in each half
+  uint64_t key[4] = {};  // round keys
+  BlockOrder(uint64_t blocks, bool random, std::mt19937_64& rng) : n(blocks), shuffled(random && blocks > 1) {
+    while (half < 31 && (uint64_t(1) << (2 * half)) < n) ++half;
+    for (uint64_t& k : key) k = rng();
+  }
+  uint64_t round(uint64_t v, uint64_t k) const {  // a 64-bit mix (splitmix64's finalizer)
+    v ^= k;
+    v = (v ^ (v >> 30)) * 0xbf58476d1ce4e5b9ull;
+    v = (v ^ (v >> 27)) * 0x94d049bb133111ebull;
+    return v ^ (v >> 31);
+  }
+  uint64_t operator()(uint64_t i) const {
+    if (!shuffled) return i;
+    const uint64_t mask = (uint64_t(1) << half) - 1;
+    do {
+      uint64_t l = i >> half, r = i & mask;
+      for (const uint64_t k : key) {
+        const uint64_t t = l ^ (round(r, k) & mask);
+        l = r;
+        r = t;
+      }
+      i = (l << half) | r;
+    } while (i >= n);
+    return i;
+  }
+};
+
+// A launch whose resident blocks have run for a long time without storing anything, running an
+// atomic, or finishing: they spin, waiting for each other or for a block that has not started.
+// The hardware would hang; the emulator stops the launch and says where each block waits.
+[[noreturn]] void livelock(Sched& s, std::vector<Block>& blocks, const std::vector<int64_t>& slot_block,
+                           uint64_t rounds) {
+  std::string waits;
+  int listed = 0;
+  uint64_t running = 0;
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    if (slot_block[i] < 0) continue;
+    ++running;
+    if (listed == 4) continue;
+    Block& b = blocks[i];
+    for (Warp& w : b.warps) {
+      const uint32_t ready = w.ready();
+      if (!ready) continue;
+      Exec x;
+      x.b = &b;
+      x.l = &s.l;
+      x.k = &s.k;
+      x.w = &w;
+      const int lane = __builtin_ctz(ready);
+      waits += std::string(listed ? "; " : "") + where(x, lane) + " at " + source_of(s.k, w.pc[lane]);
+      ++listed;
+      break;
+    }
+  }
+  throw Fault{kErrLaunchFailure,
+              "kernel " + s.k.name + ": no progress: the " + std::to_string(running) +
+                  " resident blocks ran " + std::to_string(rounds) +
+                  " turns each without a store, an atomic or a block finishing, so they wait for "
+                  "something no running thread will do (" + waits +
+                  "). Blocks start in no promised order: a block that waits for another block "
+                  "may wait only for one that is sure to have started (one that took an earlier "
+                  "ticket from an atomic counter, not one with a lower blockIdx)"};
+}
+
+// Stores, atomics and local stores so far: a launch whose blocks do none of them (and finish none)
+// only spins.
+uint64_t progress_mark() {
+  const Gpu100EmuMetrics& c = metrics::g_counts;
+  return c.global_store_requests + c.shared_store_requests + c.global_atomic_requests +
+         c.shared_atomic_requests + c.local_store_requests;
+}
+
 void init_block(Sched& s, Block& b, uint32_t linear) {
   Launch& l = s.l;
   b.launch = &l;
@@ -687,16 +777,27 @@ void run_blocks(Launch& l) {
   std::vector<Block> blocks(resident);
   std::vector<int64_t> slot_block(resident, -1);
   uint64_t next = 0, finished = 0;
+  const BlockOrder start_order(nblocks, s.random, s.rng);
   std::vector<uint32_t> sm_load(device_config().sms, 0);
   for (uint64_t i = 0; i < resident; ++i) {
-    init_block(s, blocks[i], uint32_t(next));
+    init_block(s, blocks[i], uint32_t(start_order(next)));
     blocks[i].sm = uint32_t(i % device_config().sms);
     slot_block[i] = int64_t(next++);
   }
   // A warp runs a slice of instructions before the next warp's turn.
   const uint64_t slice = 512;
   std::vector<uint32_t> order;
+  // Turns of every resident block with no store, atomic or finished block anywhere (livelock).
+  constexpr uint64_t kQuietRounds = 1u << 14;
+  uint64_t quiet = 0, mark = progress_mark(), finished_before = 0;
   while (finished < nblocks) {
+    if (progress_mark() != mark || finished != finished_before) {
+      mark = progress_mark();
+      finished_before = finished;
+      quiet = 0;
+    } else if (++quiet == kQuietRounds) {
+      livelock(s, blocks, slot_block, quiet);
+    }
     for (uint64_t i = 0; i < resident; ++i) {
       if (slot_block[i] < 0) continue;
       Block& b = blocks[i];
@@ -718,7 +819,7 @@ void run_blocks(Launch& l) {
         ++finished;
         if (next < nblocks) {
           const uint32_t sm = b.sm;
-          init_block(s, b, uint32_t(next));
+          init_block(s, b, uint32_t(start_order(next)));
           b.sm = sm;
           slot_block[i] = int64_t(next++);
         } else {

@@ -378,3 +378,30 @@ fault_kernel(texture_destroyed KERNEL k_copy BLOCK "0,0,0" THREAD "0,0,0"
   INST "tex\\.1d\\.v4\\.f32\\.s32 "
   WHAT "texture object [0-9]+ was destroyed \\(cudaDestroyTextureObject\\) before this use"
   ERROR cudaErrorIllegalAddress FIXED)
+
+# --- schedules (GPU100_EMU_SCHEDULE=random:SEED) ---------------------------------------------------
+# Bugs that only another legal schedule shows: each must be reported under every listed seed, and
+# its --fixed form must pass under them. The default, in-order schedule hides both.
+function(fault_schedule name match)
+  foreach(seed 1 2 3)
+    add_test(NAME emu.fault.${name}.seed${seed}
+             COMMAND ${CMAKE_COMMAND} -DEXPECT=1 "-DMATCH=${match}" -P ${GPU100_CHECK_EXIT} --
+                     $<TARGET_FILE:fault_${name}>)
+    add_test(NAME emu.fault.${name}.seed${seed}.fixed
+             COMMAND ${CMAKE_COMMAND} -DEXPECT=0 "-DMATCH=^${name} --fixed: ok\n" -P ${GPU100_CHECK_EXIT} --
+                     $<TARGET_FILE:fault_${name}> --fixed)
+    set_tests_properties(emu.fault.${name}.seed${seed} emu.fault.${name}.seed${seed}.fixed PROPERTIES
+                         LABELS emu TIMEOUT 120
+                         ENVIRONMENT "LD_LIBRARY_PATH=${GPU100_EMU_LIB_DIR};GPU100_EMU_CHECK=all;GPU100_EMU_SCHEDULE=random:${seed}")
+  endforeach()
+endfunction()
+# Blocks start in a shuffled order: a scan chained on blockIdx.x waits for blocks that never start.
+gpu100_emu_fault(schedule_chain "^gpu100 emulator: kernel _Z7k_chain[^\n]*: no progress: [^\n]*schedule_chain\\.cu:[0-9]+[^\n]*\nschedule_chain: cudaErrorLaunchFailure \\(")
+set_tests_properties(emu.fault.schedule_chain PROPERTIES ENVIRONMENT
+                     "LD_LIBRARY_PATH=${GPU100_EMU_LIB_DIR};GPU100_EMU_CHECK=all;GPU100_EMU_SCHEDULE=random:1")
+fault_schedule(schedule_chain "^gpu100 emulator: kernel _Z7k_chain[^\n]*: no progress: [^\n]*schedule_chain\\.cu:[0-9]+[^\n]*\nschedule_chain: cudaErrorLaunchFailure \\(")
+# A divergent warp need not reconverge before __activemask().
+gpu100_emu_fault(schedule_activemask "^schedule_activemask: warp [0-9]+ summed [0-9]+, expected [0-9]+: __activemask\\(\\) named only the lanes that reached it together\n")
+set_tests_properties(emu.fault.schedule_activemask PROPERTIES ENVIRONMENT
+                     "LD_LIBRARY_PATH=${GPU100_EMU_LIB_DIR};GPU100_EMU_CHECK=all;GPU100_EMU_SCHEDULE=random:1")
+fault_schedule(schedule_activemask "^schedule_activemask: warp [0-9]+ summed [0-9]+, expected [0-9]+: __activemask\\(\\) named only the lanes that reached it together\n")
