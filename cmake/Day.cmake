@@ -20,7 +20,8 @@
 #   )
 #
 # Tests (labels): NAME.gpu.*  (gpu: run the kernels, exit 77 = skipped without a device)
-#                 NAME.emu.*  (emu: the same runs under the emulator, emu/; no GPU needed)
+#                 NAME.emu.*  (emu: the same runs under the emulator, emu/; no GPU needed;
+#                              NAME.emu.random: the --quick run under a random schedule)
 #                 NAME.cli.*  (cli: bad sizes and kernels -> exit 2 and one line; no-device paths)
 #                 NAME.ptx    (ptx: instructions present, no spill stores)
 #                 NAME.ptx.smNN (ptx: no spill stores for the oldest architecture built, too)
@@ -42,6 +43,7 @@
 set(GPU100_CHECK_EXIT ${CMAKE_CURRENT_LIST_DIR}/check_exit.cmake)
 set(GPU100_CHECK_PTX  ${CMAKE_CURRENT_LIST_DIR}/check_ptx.cmake)
 set(GPU100_DAY_COUNT 0 CACHE INTERNAL "")
+set(GPU100_EMU_SEED_BASE 0 CACHE STRING "added to each day's number to seed its NAME.emu.random run")
 find_program(GPU100_GIT git)
 find_program(GPU100_PTXAS ptxas HINTS ${CUDAToolkit_BIN_DIR} REQUIRED)
 
@@ -203,6 +205,17 @@ function(gpu100_day name source)
     list(FILTER emu_tests INCLUDE REGEX "^${name}\\.emu\\.")
     gpu100_emulated(TESTS ${emu_tests} TIMEOUT 600 ENVIRONMENT GPU100_EMU_CHECK=${GPU100_EMU_CHECKS})
     set_tests_properties(${emu_tests} PROPERTIES SKIP_RETURN_CODE 77)
+    # The emulated --quick run once more under a random schedule (blocks start shuffled, warps
+    # interleave at random, divergent groups need not reconverge), seeded by the day number plus
+    # GPU100_EMU_SEED_BASE, which CI may move to rotate the seeds.
+    string(REGEX REPLACE "^day0*([0-9]+).*$" "\\1" day_number "${name}")
+    if(day_number MATCHES "^[0-9]+$")
+      math(EXPR seed "${day_number} + ${GPU100_EMU_SEED_BASE}")
+      add_test(NAME ${name}.emu.random COMMAND ${name} --quick --iters 1 --warmup 0 ${emu_quick})
+      gpu100_emulated(TESTS ${name}.emu.random TIMEOUT 600
+                      ENVIRONMENT GPU100_EMU_CHECK=${GPU100_EMU_CHECKS} GPU100_EMU_SCHEDULE=random:${seed})
+      set_tests_properties(${name}.emu.random PROPERTIES SKIP_RETURN_CODE 77)
+    endif()
   endif()
 
   # --- cli: what is the day's own: its sizes, its kernels, the no-device paths ---------------
