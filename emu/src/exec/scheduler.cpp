@@ -648,11 +648,11 @@ struct BlockOrder {
   }
 };
 
-// A launch whose resident blocks have run for a long time without storing anything, running an
-// atomic, or finishing: they spin, waiting for each other or for a block that has not started.
+// A launch whose resident blocks have run for a long time (8192 turns each, or 2^28
+// warp-instructions in all) without storing anything, running an atomic, or finishing: they spin, waiting for each other or for a block that has not started.
 // The hardware would hang; the emulator stops the launch and says where each block waits.
 [[noreturn]] void livelock(Sched& s, std::vector<Block>& blocks, const std::vector<int64_t>& slot_block,
-                           uint64_t rounds) {
+                           uint64_t rounds, uint64_t instructions) {
   std::string waits;
   int listed = 0;
   uint64_t running = 0;
@@ -677,8 +677,9 @@ struct BlockOrder {
   }
   throw Fault{kErrLaunchFailure,
               "kernel " + s.k.name + ": no progress: the " + std::to_string(running) +
-                  " resident blocks ran " + std::to_string(rounds) +
-                  " turns each without a store, an atomic or a block finishing, so they wait for "
+                  " resident blocks ran " + std::to_string(rounds) + " turns each (" +
+                  std::to_string(instructions) +
+                  " warp-instructions) without a store, an atomic or a block finishing, so they wait for "
                   "something no running thread will do (" + waits +
                   "). Blocks start in no promised order: a block that waits for another block "
                   "may wait only for one that is sure to have started (one that took an earlier "
@@ -787,16 +788,18 @@ void run_blocks(Launch& l) {
   // A warp runs a slice of instructions before the next warp's turn.
   const uint64_t slice = 512;
   std::vector<uint32_t> order;
-  // Turns of every resident block with no store, atomic or finished block anywhere (livelock).
-  constexpr uint64_t kQuietRounds = 1u << 14;
-  uint64_t quiet = 0, mark = progress_mark(), finished_before = 0;
+  // Turns of every resident block, and warp-instructions, with no store, atomic or finished block
+  // anywhere (livelock).
+  constexpr uint64_t kQuietRounds = 1u << 13, kQuietInstructions = 1ull << 28;
+  uint64_t quiet = 0, mark = progress_mark(), finished_before = 0, clock_before = g_clock;
   while (finished < nblocks) {
     if (progress_mark() != mark || finished != finished_before) {
       mark = progress_mark();
       finished_before = finished;
+      clock_before = g_clock;
       quiet = 0;
-    } else if (++quiet == kQuietRounds) {
-      livelock(s, blocks, slot_block, quiet);
+    } else if (++quiet == kQuietRounds || g_clock - clock_before >= kQuietInstructions) {
+      livelock(s, blocks, slot_block, quiet, g_clock - clock_before);
     }
     for (uint64_t i = 0; i < resident; ++i) {
       if (slot_block[i] < 0) continue;

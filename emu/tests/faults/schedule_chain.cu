@@ -11,7 +11,7 @@
 #include "fault_common.h"
 
 constexpr int kThreads = 32;
-constexpr size_t kSmem = 100 * 1024;  // two blocks per SM
+constexpr size_t kSmem = 160 * 1024;  // one block per SM
 
 __global__ void k_chain(const int* in, int* prefix, int* flag, unsigned* ticket, int fixed) {
   extern __shared__ int s[];
