@@ -778,7 +778,12 @@ void run_blocks(Launch& l) {
   std::vector<Block> blocks(resident);
   std::vector<int64_t> slot_block(resident, -1);
   uint64_t next = 0, finished = 0;
-  const BlockOrder start_order(nblocks, s.random, s.rng);
+  // CUB's single-pass algorithms (scans, select, run-length encode, reduce-by-key) take their
+  // tile from blockIdx and wait for the tiles before it: they rely on blocks starting in order,
+  // which CUDA does not promise but NVIDIA's GPUs do (NVIDIA/cub#245). Their kernels (and
+  // Thrust's, which reach them) keep the linear order; every other kernel's blocks are shuffled.
+  const bool library_order = k.name.rfind("_ZN3cub", 0) == 0 || k.name.rfind("_ZN6thrust", 0) == 0;
+  const BlockOrder start_order(nblocks, s.random && !library_order, s.rng);
   std::vector<uint32_t> sm_load(device_config().sms, 0);
   for (uint64_t i = 0; i < resident; ++i) {
     init_block(s, blocks[i], uint32_t(start_order(next)));
