@@ -622,7 +622,8 @@ struct BlockOrder {
   bool shuffled = false;
   int half = 1;          // bits in each half
   uint64_t key[4] = {};  // round keys
-  BlockOrder(uint64_t blocks, bool random, std::mt19937_64& rng) : n(blocks), shuffled(random && blocks > 1) {
+  BlockOrder(uint64_t blocks, bool random, std::mt19937_64& rng)
+      : n(blocks), shuffled(random && blocks > 1) {
     while (half < 31 && (uint64_t(1) << (2 * half)) < n) ++half;
     for (uint64_t& k : key) k = rng();
   }
@@ -649,8 +650,9 @@ struct BlockOrder {
 };
 
 // A launch whose resident blocks have run for a long time (8192 turns each, or 2^28
-// warp-instructions in all) without storing anything, running an atomic, or finishing: they spin, waiting for each other or for a block that has not started.
-// The hardware would hang; the emulator stops the launch and says where each block waits.
+// warp-instructions in all) without storing anything, running an atomic, or finishing: they
+// spin, waiting for each other or for a block that has not started. The hardware would hang;
+// the emulator stops the launch and says where the blocks wait.
 [[noreturn]] void livelock(Sched& s, std::vector<Block>& blocks, const std::vector<int64_t>& slot_block,
                            uint64_t rounds, uint64_t instructions) {
   std::string waits;
@@ -679,8 +681,8 @@ struct BlockOrder {
               "kernel " + s.k.name + ": no progress: the " + std::to_string(running) +
                   " resident blocks ran " + std::to_string(rounds) + " turns each (" +
                   std::to_string(instructions) +
-                  " warp-instructions) without a store, an atomic or a block finishing, so they wait for "
-                  "something no running thread will do (" + waits +
+                  " warp-instructions) without a store, an atomic or a block finishing, so they "
+                  "wait for something no running thread will do (" + waits +
                   "). Blocks start in no promised order: a block that waits for another block "
                   "may wait only for one that is sure to have started (one that took an earlier "
                   "ticket from an atomic counter, not one with a lower blockIdx)"};
