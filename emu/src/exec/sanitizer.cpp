@@ -49,6 +49,7 @@
 
 #include "exec/machine.h"
 #include "exec/ops.h"
+#include "runtime/streams.h"
 
 namespace emu {
 
@@ -1221,7 +1222,10 @@ void access(Exec& x, uint32_t pc, Space space, uint64_t a, uint32_t size, int la
     if (a + size <= bs->shared.bytes() && bs->shared.ok())
       access_lane(x, bs, pc, true, a, size, lane, kind, nullptr);
   } else if (space == Space::global || space == Space::konst) {
-    if (const Allocation* al = global_of(a, size)) access_lane(x, bs, pc, false, a, size, lane, kind, al);
+    if (const Allocation* al = global_of(a, size)) {
+      access_lane(x, bs, pc, false, a, size, lane, kind, al);
+      if (streams::g_recording) streams::note_access(a, size, kind);  // runtime/streams.h
+    }
   }
 }
 

@@ -26,6 +26,7 @@
 #include "exec/sanitizer.h"
 #include "exec/metrics.h"
 #include "ptx/fatbin.h"
+#include "runtime/streams.h"
 
 using namespace emu;
 
@@ -182,6 +183,9 @@ cudaError_t set_error(cudaError_t e) {
 }
 // Every API call returns a pending sticky error first.
 #define EMU_STICKY() do { if (st().sticky != cudaSuccess) return st().sticky; } while (0)
+// Calls that act at once on memory queued work may touch (2D copies and memsets, symbol copies,
+// frees) first run all queued work, as a device synchronization would.
+#define EMU_SYNC_ALL() do { EMU_STICKY(); if (cudaError_t e_ = streams::sync_all(); e_ != cudaSuccess) return e_; } while (0)
 
 // The runtime API may be called from several host threads; the emulator runs one call at a
 // time (a launch runs to completion inside its call).
@@ -440,7 +444,8 @@ cudaError_t execute(LaunchRequest& req) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Streams, events, graphs. Work runs when it is issued; a capturing stream records it instead.
+// Streams, events, graphs. Work is queued on its stream and runs when the program synchronizes
+// (runtime/streams.cpp); a capturing stream records it instead.
 struct Node;
 struct GraphImpl {
   std::vector<std::unique_ptr<Node>> nodes;
@@ -463,10 +468,13 @@ struct Node {
   void* user = nullptr;
   EventImpl* event = nullptr;
   std::vector<const Node*> deps;  // nodes of the same graph that must run first
+  std::shared_ptr<std::vector<uint8_t>> staged;  // a pageable source, copied when issued
 };
 struct StreamImpl {
   GraphImpl* capture = nullptr;
   unsigned flags = 0;
+  streams::Stream* queue = nullptr;
+  const Node* capture_tail = nullptr;  // the node captured last: the next one depends on it
 };
 struct GraphExecImpl {
   std::vector<Node> nodes;
@@ -503,10 +511,23 @@ std::vector<const Node*> execution_order(const GraphImpl& g) {
 }
 
 // The legacy default stream (0 or cudaStreamLegacy) and the per-thread default stream are
-// handles, not objects: all of them run work in issue order like every stream here.
+// handles, not objects. A program built with --default-stream per-thread calls the _ptsz / _ptds
+// entry points, for which 0 is the calling thread's per-thread default stream.
 StreamImpl* stream_of(cudaStream_t s) {
   if (s == cudaStreamLegacy || s == cudaStreamPerThread) return nullptr;
   return reinterpret_cast<StreamImpl*>(s);
+}
+thread_local bool t_per_thread_default = false;
+thread_local bool t_memset_sync = false;  // inside cudaMemset (not cudaMemsetAsync)
+struct PerThreadDefault {  // inside a _ptsz / _ptds entry point
+  bool saved = t_per_thread_default;
+  PerThreadDefault() { t_per_thread_default = true; }
+  ~PerThreadDefault() { t_per_thread_default = saved; }
+};
+streams::Stream* queue_of(cudaStream_t s) {
+  if (s == cudaStreamPerThread || (!s && t_per_thread_default)) return streams::per_thread();
+  if (!s || s == cudaStreamLegacy) return streams::legacy();
+  return reinterpret_cast<StreamImpl*>(s)->queue;
 }
 double now_ms() {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -562,12 +583,81 @@ cudaError_t run_node(Node& n) {
   return cudaSuccess;
 }
 
-cudaError_t issue(cudaStream_t s, Node n) {
+// What a node is, for the reports of unordered work (a kernel's launch number is known when it runs).
+std::string node_what(const Node& n) {
+  auto bytes = [](size_t b) { return std::to_string(b) + " bytes"; };
+  switch (n.kind) {
+    case Node::kernel: return "kernel " + n.launch.rec->name;
+    case Node::memcpy_: return "a copy of " + bytes(n.bytes);
+    case Node::memset_: return "a memset of " + bytes(n.bytes * n.rows);
+    case Node::memcpy3d: return "a 3D copy";
+    case Node::host: return "a host function";
+    case Node::empty: return "an empty node";
+    case Node::event_record: return "an event record";
+    case Node::event_wait: return "an event wait";
+  }
+  return "work";
+}
+// The bytes a node touches that are known before it runs; a kernel's are recorded as it runs.
+void node_footprint(const Node& n, streams::Footprint& f) {
+  auto add = [&](const void* p, size_t b, int cls) {
+    const uint64_t a = reinterpret_cast<uint64_t>(p);
+    f.add(a, a + b, cls);
+  };
+  switch (n.kind) {
+    case Node::memcpy_:
+      add(n.dst, n.bytes, streams::kWr);
+      if (!n.staged) add(n.src, n.bytes, streams::kRd);
+      break;
+    case Node::memset_:
+      for (size_t r = 0; r < n.rows; ++r) add(static_cast<char*>(n.dst) + r * n.pitch, n.bytes, streams::kWr);
+      break;
+    case Node::memcpy3d:
+      for (size_t z = 0; z < n.copy.extent.depth; ++z)
+        for (size_t y = 0; y < n.copy.extent.height; ++y) {
+          add(pitched_at(n.copy.dstPtr, n.copy.dstPos, y, z), n.copy.extent.width, streams::kWr);
+          add(pitched_at(n.copy.srcPtr, n.copy.srcPos, y, z), n.copy.extent.width, streams::kRd);
+        }
+      break;
+    default: break;
+  }
+}
+void name_kernel(const Node& n, streams::Op& o) {
+  if (n.kind == Node::kernel) o.what = streams::kernel_label(n.launch.rec->name, grid_counter() + 1);
+}
+
+// Queues a node on its stream (or adds it to the graph the stream captures, after the node the
+// stream captured last). `host_sync`: the call returns once it has run.
+cudaError_t issue(cudaStream_t s, Node n, bool host_sync = false) {
   if (StreamImpl* si = stream_of(s); si && si->capture) {
-    si->capture->nodes.push_back(std::make_unique<Node>(std::move(n)));
+    auto node = std::make_unique<Node>(std::move(n));
+    if (si->capture_tail) node->deps.push_back(si->capture_tail);
+    si->capture_tail = node.get();
+    si->capture->nodes.push_back(std::move(node));
     return cudaSuccess;
   }
-  return run_node(n);
+  streams::Op op;
+  op.what = node_what(n);
+  node_footprint(n, op.footprint);
+  op.host_sync = host_sync;
+  // Pinned host memory of cudaHostAlloc the queued copy or memset touches: the host must not
+  // touch it before the work has run.
+  auto pinned = [](const void* p, size_t b) {
+    const Allocation* a = memory().find(reinterpret_cast<uint64_t>(p), std::max<size_t>(b, 1));
+    return a && st().host_allocs.count(a->base) != 0;
+  };
+  auto range = [](const void* p, size_t b) {
+    return std::make_pair(reinterpret_cast<uint64_t>(p), reinterpret_cast<uint64_t>(p) + b);
+  };
+  if ((n.kind == Node::memcpy_ || n.kind == Node::memset_) && n.rows == 1 && pinned(n.dst, n.bytes))
+    op.pinned_writes.push_back(range(n.dst, n.bytes));
+  if (n.kind == Node::memcpy_ && !n.staged && pinned(n.src, n.bytes)) op.pinned_reads.push_back(range(n.src, n.bytes));
+  auto node = std::make_shared<Node>(std::move(n));
+  op.run = [node](streams::Op& o) {
+    name_kernel(*node, o);
+    return run_node(*node);
+  };
+  return streams::enqueue(queue_of(s), std::move(op));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -833,6 +923,11 @@ static cudaError_t launch_common(const void* func, dim3 grid, dim3 block, void**
   cudaError_t e = prepare(func, grid, block, args, smem, n.launch);
   if (e != cudaSuccess) return launch_refused(e);
   n.launch.cooperative = cooperative;
+  if (cooperative) {  // refused at the launch, before the grid is queued
+    const int per_sm = blocks_per_sm(*n.launch.rec->kernel, int(block.x * block.y * block.z), smem);
+    if (uint64_t(grid.x) * grid.y * grid.z > uint64_t(std::max(per_sm, 1)) * device_config().sms)
+      return set_error(cudaErrorCooperativeLaunchTooLarge);
+  }
   return set_error(issue(stream, std::move(n)));
 }
 
@@ -844,6 +939,7 @@ cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 grid, dim3 block, void*
 cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 grid, dim3 block, void** args,
                                     size_t smem, cudaStream_t stream) {
   EMU_API_LOCK();
+  PerThreadDefault per_thread;
   return __cudaLaunchKernel(kernel, grid, block, args, smem, stream);
 }
 cudaError_t cudaLaunchKernel(const void* func, dim3 grid, dim3 block, void** args, size_t smem,
@@ -925,9 +1021,10 @@ cudaError_t cudaSetDevice(int device) {
   return device == 0 ? cudaSuccess : set_error(cudaErrorInvalidDevice);
 }
 cudaError_t cudaDeviceSynchronize(void) {
-  EMU_API_LOCK(); EMU_STICKY(); return cudaSuccess; }
+  EMU_API_LOCK(); EMU_STICKY(); return set_error(streams::sync_all()); }
 cudaError_t cudaDeviceReset(void) {
   EMU_API_LOCK();
+  streams::sync_all();
   st().sticky = cudaSuccess;
   st().last = cudaSuccess;
   return cudaSuccess;
@@ -1094,9 +1191,13 @@ static cudaError_t device_alloc(void** p, size_t bytes, const char* what) {
 }
 cudaError_t cudaMalloc(void** p, size_t bytes) {
   EMU_API_LOCK(); EMU_STICKY(); return device_alloc(p, bytes, "a cudaMalloc allocation"); }
+static cudaError_t free_device(void* p);
 cudaError_t cudaFree(void* p) {
   EMU_API_LOCK();
-  EMU_STICKY();
+  EMU_SYNC_ALL();  // cudaFree synchronizes the device
+  return free_device(p);
+}
+static cudaError_t free_device(void* p) {
   if (!p) return cudaSuccess;
   const Allocation* a = memory().find(reinterpret_cast<uint64_t>(p), 1);
   const uint64_t bytes = a && a->base == reinterpret_cast<uint64_t>(p) ? a->bytes : 0;
@@ -1131,6 +1232,7 @@ cudaError_t cudaMallocHost(void** p, size_t bytes) { return cudaHostAlloc(p, byt
 cudaError_t cudaFreeHost(void* p) {
   EMU_API_LOCK();
   if (!p) return cudaSuccess;
+  streams::sync_all();
   if (!st().host_allocs.erase(reinterpret_cast<uint64_t>(p))) return set_error(cudaErrorInvalidValue);
   memory().remove(reinterpret_cast<uint64_t>(p));
   std::free(p);
@@ -1153,21 +1255,52 @@ cudaError_t cudaMemGetInfo(size_t* free_bytes, size_t* total) {
   return cudaSuccess;
 }
 
-cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind, cudaStream_t s) {
-  EMU_API_LOCK();
-  EMU_STICKY();
+// A copy, queued on stream s, as the runtime's "API synchronization behavior" describes it
+// (`sync`: cudaMemcpy, else cudaMemcpyAsync). A pageable source copied to the device is staged
+// when the call is made; the host waits for a synchronous copy to the host, from pinned memory
+// or between host buffers, and for any copy between host buffers; a synchronous copy from
+// pageable memory first waits for the stream's earlier work; a copy between device buffers never
+// makes the host wait.
+static cudaError_t copy_on_stream(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind,
+                                  cudaStream_t s, bool sync) {
   if (cudaError_t e = check_copy(dst, src, bytes, kind); e != cudaSuccess) return set_error(e);
   if (bytes == 0) return cudaSuccess;
+  auto device = [](const void* p, size_t b) { return in_table(p, b) && !host_mapping_of(p); };
+  bool dst_dev = kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToDevice;
+  bool src_dev = kind == cudaMemcpyDeviceToHost || kind == cudaMemcpyDeviceToDevice;
+  if (kind == cudaMemcpyDefault) {
+    dst_dev = device(dst, bytes);
+    src_dev = device(src, bytes);
+  }
+  const bool src_pageable = !src_dev && !in_table(src, bytes);
   Node n;
   n.kind = Node::memcpy_;
   n.dst = dst;
   n.src = src;
   n.bytes = bytes;
-  return set_error(issue(s, std::move(n)));
+  bool host_sync = !dst_dev && !src_dev;  // host to host
+  if (dst_dev && !src_dev && src_pageable) {
+    if (sync && !(stream_of(s) && stream_of(s)->capture))
+      if (cudaError_t e = streams::sync_stream(queue_of(s)); e != cudaSuccess) return set_error(e);
+    if (!(stream_of(s) && stream_of(s)->capture)) {
+      n.staged = std::make_shared<std::vector<uint8_t>>(static_cast<const uint8_t*>(src),
+                                                        static_cast<const uint8_t*>(src) + bytes);
+      n.src = n.staged->data();
+    }
+  } else if (sync && !(dst_dev && src_dev)) {
+    host_sync = true;
+  }
+  return set_error(issue(s, std::move(n), host_sync));
+}
+cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind, cudaStream_t s) {
+  EMU_API_LOCK();
+  EMU_STICKY();
+  return copy_on_stream(dst, src, bytes, kind, s, false);
 }
 cudaError_t cudaMemcpy(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind) {
   EMU_API_LOCK();
-  return cudaMemcpyAsync(dst, src, bytes, kind, nullptr);
+  EMU_STICKY();
+  return copy_on_stream(dst, src, bytes, kind, nullptr, true);
 }
 cudaError_t cudaMemsetAsync(void* p, int value, size_t bytes, cudaStream_t s) {
   EMU_API_LOCK();
@@ -1182,14 +1315,21 @@ cudaError_t cudaMemsetAsync(void* p, int value, size_t bytes, cudaStream_t s) {
   n.dst = p;
   n.value = value;
   n.bytes = bytes;
-  return set_error(issue(s, std::move(n)));
+  // cudaMemset is asynchronous to the host, except on pinned host memory.
+  return set_error(issue(s, std::move(n), t_memset_sync && host_mapping_of(p)));
 }
-cudaError_t cudaMemset(void* p, int value, size_t bytes) { return cudaMemsetAsync(p, value, bytes, nullptr); }
+cudaError_t cudaMemset(void* p, int value, size_t bytes) {
+  EMU_API_LOCK();
+  t_memset_sync = true;
+  cudaError_t e = cudaMemsetAsync(p, value, bytes, nullptr);
+  t_memset_sync = false;
+  return e;
+}
 
 cudaError_t cudaMemcpy2D(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width,
                          size_t height, cudaMemcpyKind kind) {
   EMU_API_LOCK();
-  EMU_STICKY();
+  EMU_SYNC_ALL();
   if (width > dpitch || width > spitch) return set_error(cudaErrorInvalidPitchValue);
   if (height == 0 || width == 0) return cudaSuccess;
   const size_t dspan = dpitch * (height - 1) + width, sspan = spitch * (height - 1) + width;
@@ -1207,7 +1347,7 @@ cudaError_t cudaMemcpy2D(void* dst, size_t dpitch, const void* src, size_t spitc
 }
 cudaError_t cudaMemset2D(void* p, size_t pitch, int value, size_t width, size_t height) {
   EMU_API_LOCK();
-  EMU_STICKY();
+  EMU_SYNC_ALL();
   if (width > pitch) return set_error(cudaErrorInvalidValue);
   if (height == 0 || width == 0) return cudaSuccess;
   if (!in_table(p, pitch * (height - 1) + width)) return set_error(cudaErrorInvalidValue);
@@ -1220,7 +1360,7 @@ cudaError_t cudaMemset2D(void* p, size_t pitch, int value, size_t width, size_t 
 
 cudaError_t cudaMemcpyToSymbol(const void* symbol, const void* src, size_t count, size_t offset, cudaMemcpyKind) {
   EMU_API_LOCK();
-  EMU_STICKY();
+  EMU_SYNC_ALL();
   size_t size = 0;
   void* a = symbol_address(symbol, &size);
   if (!a) return set_error(cudaErrorInvalidSymbol);
@@ -1230,7 +1370,7 @@ cudaError_t cudaMemcpyToSymbol(const void* symbol, const void* src, size_t count
 }
 cudaError_t cudaMemcpyFromSymbol(void* dst, const void* symbol, size_t count, size_t offset, cudaMemcpyKind) {
   EMU_API_LOCK();
-  EMU_STICKY();
+  EMU_SYNC_ALL();
   size_t size = 0;
   void* a = symbol_address(symbol, &size);
   if (!a) return set_error(cudaErrorInvalidSymbol);
@@ -1338,22 +1478,37 @@ cudaError_t cudaStreamCreateWithFlags(cudaStream_t* s, unsigned int flags) {
   if (!s) return set_error(cudaErrorInvalidValue);
   auto* impl = new StreamImpl;
   impl->flags = flags;
+  impl->queue = streams::create(flags);
   *s = reinterpret_cast<cudaStream_t>(impl);
   return cudaSuccess;
 }
 cudaError_t cudaStreamCreate(cudaStream_t* s) { return cudaStreamCreateWithFlags(s, 0); }
 cudaError_t cudaStreamCreateWithPriority(cudaStream_t* s, unsigned int flags, int) { return cudaStreamCreateWithFlags(s, flags); }
+// A destroyed stream's queued work still runs (the runtime releases the stream when it is done).
 cudaError_t cudaStreamDestroy(cudaStream_t s) {
   EMU_API_LOCK();
+  if (StreamImpl* si = stream_of(s)) streams::destroy(si->queue);
   delete stream_of(s);
   return cudaSuccess;
 }
-cudaError_t cudaStreamSynchronize(cudaStream_t) {
-  EMU_API_LOCK(); EMU_STICKY(); return cudaSuccess; }
-cudaError_t cudaStreamQuery(cudaStream_t) {
-  EMU_API_LOCK(); EMU_STICKY(); return cudaSuccess; }
-cudaError_t cudaStreamWaitEvent(cudaStream_t, cudaEvent_t, unsigned int) {
-  EMU_API_LOCK(); EMU_STICKY(); return cudaSuccess; }
+cudaError_t cudaStreamSynchronize(cudaStream_t s) {
+  EMU_API_LOCK(); EMU_STICKY(); return set_error(streams::sync_stream(queue_of(s))); }
+// A query runs the stream's work and reports it complete (a program that polls makes progress).
+cudaError_t cudaStreamQuery(cudaStream_t s) {
+  EMU_API_LOCK(); EMU_STICKY(); return set_error(streams::query_stream(queue_of(s))); }
+cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned int) {
+  EMU_API_LOCK();
+  EMU_STICKY();
+  if (!e) return set_error(cudaErrorInvalidResourceHandle);
+  if (StreamImpl* si = stream_of(s); si && si->capture) return cudaSuccess;  // ordering inside the capture
+  return set_error(streams::wait(queue_of(s), e));
+}
+cudaError_t cudaStreamSynchronize_ptsz(cudaStream_t s) { PerThreadDefault p; return cudaStreamSynchronize(s); }
+cudaError_t cudaStreamQuery_ptsz(cudaStream_t s) { PerThreadDefault p; return cudaStreamQuery(s); }
+cudaError_t cudaStreamWaitEvent_ptsz(cudaStream_t s, cudaEvent_t e, unsigned int f) {
+  PerThreadDefault p;
+  return cudaStreamWaitEvent(s, e, f);
+}
 // Access-policy windows are cache hints; the emulated device has no persisting L2 set-aside.
 cudaError_t cudaStreamSetAttribute(cudaStream_t, cudaStreamAttrID, const cudaStreamAttrValue*) { return cudaSuccess; }
 cudaError_t cudaStreamGetAttribute(cudaStream_t, cudaStreamAttrID, cudaStreamAttrValue* v) {
@@ -1373,6 +1528,7 @@ cudaError_t cudaEventCreateWithFlags(cudaEvent_t* e, unsigned int flags) {
 cudaError_t cudaEventCreate(cudaEvent_t* e) { return cudaEventCreateWithFlags(e, 0); }
 cudaError_t cudaEventDestroy(cudaEvent_t e) {
   EMU_API_LOCK();
+  streams::forget_event(e);
   delete reinterpret_cast<EventImpl*>(e);
   return cudaSuccess;
 }
@@ -1381,20 +1537,25 @@ cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s) {
   EMU_STICKY();
   if (!e) return set_error(cudaErrorInvalidResourceHandle);
   if (StreamImpl* si = stream_of(s); si && si->capture) return cudaSuccess;  // ordering only
-  reinterpret_cast<EventImpl*>(e)->ms = now_ms();
-  return cudaSuccess;
+  return set_error(streams::record(e, queue_of(s)));
 }
 cudaError_t cudaEventRecordWithFlags(cudaEvent_t e, cudaStream_t s, unsigned int) { return cudaEventRecord(e, s); }
+cudaError_t cudaEventRecord_ptsz(cudaEvent_t e, cudaStream_t s) { PerThreadDefault p; return cudaEventRecord(e, s); }
+cudaError_t cudaEventRecordWithFlags_ptsz(cudaEvent_t e, cudaStream_t s, unsigned int f) {
+  PerThreadDefault p;
+  return cudaEventRecordWithFlags(e, s, f);
+}
 cudaError_t cudaEventSynchronize(cudaEvent_t e) {
   EMU_API_LOCK();
   EMU_STICKY();
   if (!e) return set_error(cudaErrorInvalidResourceHandle);
-  return cudaSuccess;
+  return set_error(streams::sync_event(e));
 }
+// A query runs the work before the event's record and reports it complete.
 cudaError_t cudaEventQuery(cudaEvent_t e) {
   EMU_API_LOCK();
   EMU_STICKY();
-  return e ? cudaSuccess : set_error(cudaErrorInvalidResourceHandle);
+  return e ? set_error(streams::query_event(e)) : set_error(cudaErrorInvalidResourceHandle);
 }
 cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end) {
   EMU_API_LOCK();
@@ -1403,8 +1564,10 @@ cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end) 
   auto* a = reinterpret_cast<EventImpl*>(start);
   auto* b = reinterpret_cast<EventImpl*>(end);
   if ((a->flags | b->flags) & cudaEventDisableTiming) return set_error(cudaErrorInvalidResourceHandle);
-  if (a->ms < 0 || b->ms < 0) return set_error(cudaErrorInvalidResourceHandle);
-  *ms = float(b->ms - a->ms);
+  double ta = 0, tb = 0;
+  if (!streams::event_time(start, &ta) || !streams::event_time(end, &tb)) return set_error(cudaErrorInvalidResourceHandle);
+  EMU_STICKY();
+  *ms = float(tb - ta);
   return cudaSuccess;
 }
 
@@ -1427,6 +1590,7 @@ cudaError_t cudaStreamBeginCapture(cudaStream_t s, cudaStreamCaptureMode) {
   if (!si) return set_error(cudaErrorStreamCaptureUnsupported);  // the legacy stream cannot capture
   if (si->capture) return set_error(cudaErrorIllegalState);
   si->capture = new GraphImpl;
+  si->capture_tail = nullptr;
   return cudaSuccess;
 }
 cudaError_t cudaStreamEndCapture(cudaStream_t s, cudaGraph_t* g) {
@@ -1472,16 +1636,81 @@ cudaError_t cudaGraphExecDestroy(cudaGraphExec_t x) {
   delete reinterpret_cast<GraphExecImpl*>(x);
   return cudaSuccess;
 }
-cudaError_t cudaGraphLaunch(cudaGraphExec_t x, cudaStream_t) {
+// A graph launch is one operation of its stream, made of the executable graph's nodes as they are
+// now (a later update changes later launches). When it runs, its nodes run one at a time in an
+// order that honours the edges (the earliest-added ready node first, or a random ready node under
+// GPU100_EMU_SCHEDULE=random), and two nodes that no path of edges orders must not conflict. Its
+// event record nodes record when the whole launch completes; its event wait nodes wait before it
+// starts.
+cudaError_t cudaGraphLaunch(cudaGraphExec_t x, cudaStream_t s) {
   EMU_API_LOCK();
   EMU_STICKY();
   if (!x) return set_error(cudaErrorInvalidValue);
-  for (Node& n : reinterpret_cast<GraphExecImpl*>(x)->nodes) {
-    cudaError_t e = run_node(n);
-    if (e != cudaSuccess) return set_error(e);
+  if (StreamImpl* si = stream_of(s); si && si->capture)
+    return unsupported("cudaGraphLaunch", "a graph launch inside stream capture (a child graph node)");
+  auto* gx = reinterpret_cast<GraphExecImpl*>(x);
+  auto nodes = std::make_shared<std::vector<Node>>(gx->nodes);
+  const size_t count = nodes->size();
+  auto preds = std::make_shared<std::vector<std::vector<size_t>>>(count);
+  streams::Op op;
+  op.what = "a graph launch";
+  for (size_t i = 0; i < count; ++i) {
+    const Node& n = (*nodes)[i];
+    for (const Node* d : n.deps)
+      if (auto it = gx->index.find(d); it != gx->index.end()) (*preds)[i].push_back(it->second);
+    if (n.kind == Node::event_record) op.records.push_back(n.event);
+    if (n.kind == Node::event_wait) op.waits.push_back(n.event);
   }
-  return cudaSuccess;
+  op.run = [nodes, preds, count](streams::Op& o) {
+    std::vector<size_t> waiting(count);
+    std::vector<std::vector<size_t>> dependents(count);
+    for (size_t i = 0; i < count; ++i) {
+      waiting[i] = (*preds)[i].size();
+      for (size_t p : (*preds)[i]) dependents[p].push_back(i);
+    }
+    std::vector<size_t> ready;
+    for (size_t i = 0; i < count; ++i)
+      if (!waiting[i]) ready.push_back(i);
+    std::vector<streams::Footprint> fps(count);
+    std::vector<std::string> what(count);
+    std::vector<size_t> order;
+    streams::Footprint* whole = streams::g_recording;
+    cudaError_t result = cudaSuccess;
+    while (!ready.empty() && result == cudaSuccess) {
+      std::sort(ready.begin(), ready.end());
+      const size_t k = streams::pick(ready.size());
+      const size_t i = ready[k];
+      ready.erase(ready.begin() + long(k));
+      Node& n = (*nodes)[i];
+      streams::Op node_op;
+      node_op.what = node_what(n);
+      name_kernel(n, node_op);
+      what[i] = node_op.what;
+      node_footprint(n, fps[i]);
+      streams::g_recording = whole ? &fps[i] : nullptr;
+      result = run_node(n);
+      streams::g_recording = whole;
+      if (whole) whole->merge(fps[i]);
+      order.push_back(i);
+      for (size_t j : dependents[i])
+        if (--waiting[j] == 0) ready.push_back(j);
+    }
+    if (result == cudaSuccess && whole) {
+      std::vector<std::vector<bool>> reach(count, std::vector<bool>(count, false));
+      for (size_t i : order)  // in an order that honours the edges: predecessors are complete
+        for (size_t p : (*preds)[i]) {
+          reach[p][i] = true;
+          for (size_t a = 0; a < count; ++a)
+            if (reach[a][p]) reach[a][i] = true;
+        }
+      streams::check_graph(what, fps, reach, "graph launch");
+    }
+    (void)o;
+    return result;
+  };
+  return set_error(streams::enqueue(queue_of(s), std::move(op)));
 }
+cudaError_t cudaGraphLaunch_ptsz(cudaGraphExec_t x, cudaStream_t s) { PerThreadDefault p; return cudaGraphLaunch(x, s); }
 cudaError_t cudaGraphExecKernelNodeSetParams(cudaGraphExec_t x, cudaGraphNode_t node, const cudaKernelNodeParams* p) {
   EMU_API_LOCK();
   EMU_STICKY();
@@ -1691,14 +1920,26 @@ cudaError_t cudaLaunchHostFunc(cudaStream_t s, cudaHostFn_t fn, void* user) {
   n.user = user;
   return set_error(issue(s, std::move(n)));
 }
-cudaError_t cudaLaunchHostFunc_ptsz(cudaStream_t s, cudaHostFn_t fn, void* user) { return cudaLaunchHostFunc(s, fn, user); }
+cudaError_t cudaLaunchHostFunc_ptsz(cudaStream_t s, cudaHostFn_t fn, void* user) {
+  PerThreadDefault p;
+  return cudaLaunchHostFunc(s, fn, user);
+}
 cudaError_t cudaStreamAddCallback(cudaStream_t s, cudaStreamCallback_t cb, void* user, unsigned int flags) {
   EMU_API_LOCK();
   EMU_STICKY();
   if (!cb || flags != 0) return set_error(cudaErrorInvalidValue);
   if (StreamImpl* si = stream_of(s); si && si->capture) return set_error(cudaErrorStreamCaptureUnsupported);
-  cb(s, cudaSuccess, user);
-  return cudaSuccess;
+  streams::Op op;
+  op.what = "a stream callback";
+  op.run = [cb, s, user](streams::Op&) {
+    cb(s, cudaSuccess, user);
+    return cudaSuccess;
+  };
+  return set_error(streams::enqueue(queue_of(s), std::move(op)));
+}
+cudaError_t cudaStreamAddCallback_ptsz(cudaStream_t s, cudaStreamCallback_t cb, void* user, unsigned int flags) {
+  PerThreadDefault p;
+  return cudaStreamAddCallback(s, cb, user, flags);
 }
 
 // --- launches with attributes ----------------------------------------------------------------
@@ -1745,6 +1986,7 @@ cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t* config, const void* fu
   return cudaSuccess;
 }
 cudaError_t cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t* config, const void* func, void** args) {
+  PerThreadDefault per_thread;
   return cudaLaunchKernelExC(config, func, args);
 }
 
@@ -1796,7 +2038,7 @@ cudaError_t cudaHostRegister(void* p, size_t bytes, unsigned int flags) {
 }
 cudaError_t cudaHostUnregister(void* p) {
   EMU_API_LOCK();
-  EMU_STICKY();
+  EMU_SYNC_ALL();
   if (!p) return set_error(cudaErrorInvalidValue);
   if (!kinds().registered.erase(reinterpret_cast<uint64_t>(p))) return set_error(cudaErrorHostMemoryNotRegistered);
   memory().remove(reinterpret_cast<uint64_t>(p));
@@ -1980,13 +2222,89 @@ cudaError_t cudaFreeAsync(void* p, cudaStream_t s) {
   if (!p || host_mapping_of(p)) return set_error(cudaErrorInvalidValue);
   if (StreamImpl* si = stream_of(s); si && si->capture)
     return unsupported("cudaFreeAsync", "a free inside stream capture (a graph memory node)");
-  return cudaFree(p);
+  const Allocation* a = memory().find(reinterpret_cast<uint64_t>(p), 1);
+  if (!a || a->base != reinterpret_cast<uint64_t>(p)) {
+    say("cudaFreeAsync: pointer was not returned by cudaMalloc or cudaMallocAsync");
+    return set_error(cudaErrorInvalidValue);
+  }
+  // The free happens when the stream reaches it; to work the stream does not order with it, it
+  // is a write of every byte.
+  streams::Op op;
+  op.what = "cudaFreeAsync of " + std::to_string(a->bytes) + " bytes";
+  op.footprint.add(a->base, a->base + a->bytes, streams::kWr);
+  op.run = [p](streams::Op&) { return free_device(p); };
+  return set_error(streams::enqueue(queue_of(s), std::move(op)));
 }
 cudaError_t cudaMallocAsync_ptsz(void** p, size_t bytes, cudaStream_t s) { return cudaMallocAsync(p, bytes, s); }
 cudaError_t cudaMallocFromPoolAsync_ptsz(void** p, size_t bytes, cudaMemPool_t pool, cudaStream_t s) {
   return cudaMallocFromPoolAsync(p, bytes, pool, s);
 }
 cudaError_t cudaFreeAsync_ptsz(void* p, cudaStream_t s) { return cudaFreeAsync(p, s); }
+
+// The per-thread default stream's entry points (--default-stream per-thread): a 0 stream is the
+// calling thread's per-thread default stream.
+cudaError_t cudaMemcpy_ptds(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind) {
+  PerThreadDefault p;
+  return cudaMemcpy(dst, src, bytes, kind);
+}
+cudaError_t cudaMemcpyAsync_ptsz(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind, cudaStream_t s) {
+  PerThreadDefault p;
+  return cudaMemcpyAsync(dst, src, bytes, kind, s);
+}
+cudaError_t cudaMemset_ptds(void* d, int value, size_t bytes) {
+  PerThreadDefault p;
+  return cudaMemset(d, value, bytes);
+}
+cudaError_t cudaMemsetAsync_ptsz(void* d, int value, size_t bytes, cudaStream_t s) {
+  PerThreadDefault p;
+  return cudaMemsetAsync(d, value, bytes, s);
+}
+cudaError_t cudaMemcpy2D_ptds(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width,
+                              size_t height, cudaMemcpyKind kind) {
+  PerThreadDefault p;
+  return cudaMemcpy2D(dst, dpitch, src, spitch, width, height, kind);
+}
+cudaError_t cudaMemset2D_ptds(void* d, size_t pitch, int value, size_t width, size_t height) {
+  PerThreadDefault p;
+  return cudaMemset2D(d, pitch, value, width, height);
+}
+cudaError_t cudaMemcpyToSymbol_ptds(const void* symbol, const void* src, size_t count, size_t offset,
+                                    cudaMemcpyKind kind) {
+  PerThreadDefault p;
+  return cudaMemcpyToSymbol(symbol, src, count, offset, kind);
+}
+cudaError_t cudaMemcpyFromSymbol_ptds(void* dst, const void* symbol, size_t count, size_t offset,
+                                      cudaMemcpyKind kind) {
+  PerThreadDefault p;
+  return cudaMemcpyFromSymbol(dst, symbol, count, offset, kind);
+}
+cudaError_t cudaMemcpyToSymbolAsync_ptsz(const void* symbol, const void* src, size_t count, size_t offset,
+                                         cudaMemcpyKind kind, cudaStream_t s) {
+  PerThreadDefault p;
+  return cudaMemcpyToSymbolAsync(symbol, src, count, offset, kind, s);
+}
+cudaError_t cudaMemcpyFromSymbolAsync_ptsz(void* dst, const void* symbol, size_t count, size_t offset,
+                                           cudaMemcpyKind kind, cudaStream_t s) {
+  PerThreadDefault p;
+  return cudaMemcpyFromSymbolAsync(dst, symbol, count, offset, kind, s);
+}
+cudaError_t cudaLaunchCooperativeKernel_ptsz(const void* func, dim3 grid, dim3 block, void** args, size_t smem,
+                                             cudaStream_t stream) {
+  PerThreadDefault p;
+  return cudaLaunchCooperativeKernel(func, grid, block, args, smem, stream);
+}
+cudaError_t cudaStreamBeginCapture_ptsz(cudaStream_t s, cudaStreamCaptureMode mode) {
+  PerThreadDefault p;
+  return cudaStreamBeginCapture(s, mode);
+}
+cudaError_t cudaStreamEndCapture_ptsz(cudaStream_t s, cudaGraph_t* g) {
+  PerThreadDefault p;
+  return cudaStreamEndCapture(s, g);
+}
+cudaError_t cudaStreamIsCapturing_ptsz(cudaStream_t s, cudaStreamCaptureStatus* status) {
+  PerThreadDefault p;
+  return cudaStreamIsCapturing(s, status);
+}
 
 }  // extern "C"
 
@@ -2025,5 +2343,6 @@ extern "C" void gpu100_emu_metrics_reset_peak(void) {
 namespace emu::runtime {
 std::recursive_mutex& api_lock() { return api_mutex(); }
 cudaError_t sticky_error() { return st().sticky; }
+void set_sticky(cudaError_t e) { st().sticky = e; set_error(e); }
 cudaError_t set_last_error(cudaError_t e) { return set_error(e); }
 }  // namespace emu::runtime

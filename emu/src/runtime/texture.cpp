@@ -22,6 +22,7 @@
 #include "exec/metrics.h"
 #include "exec/sanitizer.h"
 #include "exec/texture.h"
+#include "runtime/streams.h"
 
 namespace emu::runtime {
 std::recursive_mutex& api_lock();
@@ -58,8 +59,10 @@ cudaError_t unsupported(const char* fn, const std::string& what) {
   return fail(cudaErrorNotSupported);
 }
 
+// Array copies and texture objects act at once: queued stream work runs first.
 #define TEX_API_ENTER()                                                            \
   std::lock_guard<std::recursive_mutex> tex_lock_(runtime::api_lock());            \
+  streams::sync_all();                                                             \
   if (cudaError_t sticky_ = runtime::sticky_error(); sticky_ != cudaSuccess) return sticky_
 
 ArrayImpl* array_of(const void* a) {

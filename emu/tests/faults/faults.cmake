@@ -405,3 +405,18 @@ gpu100_emu_fault(schedule_activemask "^schedule_activemask: warp [0-9]+ summed [
 set_tests_properties(emu.fault.schedule_activemask PROPERTIES ENVIRONMENT
                      "LD_LIBRARY_PATH=${GPU100_EMU_LIB_DIR};GPU100_EMU_CHECK=all;GPU100_EMU_SCHEDULE=random:1")
 fault_schedule(schedule_activemask "^schedule_activemask: warp [0-9]+ summed [0-9]+, expected [0-9]+: __activemask\\(\\) named only the lanes that reached it together\n")
+
+# --- asynchronous streams: work the program never ordered -----------------------------------------
+# "gpu100 emulator: unordered stream work on the same memory: FIRST VERB N bytes at ADDR (WHERE),
+# and SECOND VERB them; WHY", then the program's line naming the error.
+set(stream_where "[0-9]+ bytes at 0x[0-9a-f]+ \\(0 bytes into a cudaMalloc allocation of [0-9]+ bytes at 0x[0-9a-f]+\\)")
+set(stream_why "nothing orders the two \\(no event wait, stream or device synchronization, or legacy default stream ordering between them\\), so on a GPU they may run in either order or at once")
+gpu100_emu_fault(stream_missing_wait "^gpu100 emulator: unordered stream work on the same memory: kernel producer\\(int\\*, int\\) \\(launch 1\\) in stream 1 \\(non-blocking\\) writes ${stream_where}, and kernel consumer\\(int const\\*, int\\*, int\\) \\(launch 2\\) in stream 2 \\(non-blocking\\) reads them; ${stream_why}\nstream_missing_wait: cudaErrorLaunchFailure \\(")
+fault_fixed(stream_missing_wait)
+gpu100_emu_fault(stream_missing_sync "^gpu100 emulator: unordered stream work on the same memory: kernel square\\(int\\*, int\\) \\(launch 1\\) in stream 1 \\(non-blocking\\) writes ${stream_where}, and a copy of 8192 bytes in the legacy default stream reads them; ${stream_why}\nstream_missing_sync: cudaErrorLaunchFailure \\(")
+fault_fixed(stream_missing_sync)
+gpu100_emu_fault(graph_missing_edge "^gpu100 emulator: unordered stream work on the same memory: kernel fill\\(int\\*, int\\) \\(launch 1\\) \\(graph node 1\\) writes ${stream_where}, and kernel twice\\(int const\\*, int\\*, int\\) \\(launch 2\\) \\(graph node 2\\) of the same graph launch reads them; no path of graph edges orders the two nodes, so on a GPU they may run in either order or at once\ngraph_missing_edge: cudaErrorLaunchFailure \\(")
+fault_fixed(graph_missing_edge)
+# Host code reading pinned memory that a queued copy writes (the page is guarded until it runs).
+gpu100_emu_fault(stream_host_read "^gpu100 emulator: the host reads pinned host memory at 0x[0-9a-f]+ that a copy of 4096 bytes in stream 1 \\(non-blocking\\), queued and not yet run, writes: synchronize with its stream \\(or an event recorded after it\\) first, as on a GPU the work may run at any time before that\nstream_host_read: cudaErrorLaunchFailure \\(")
+fault_fixed(stream_host_read)
