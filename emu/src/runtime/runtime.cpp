@@ -308,18 +308,12 @@ bool load_modules(FatbinRecord* f) {
 
 // The kernel's registers and stack frame from the program's SASS for the emulated device, as a
 // GPU would load it. A program without such SASS (PTX only, or only for other architectures)
-// would be compiled by the driver, whose register counts are unknown here: said once, and
-// registers then limit nothing (numRegs reads 32).
+// would be compiled by the driver, whose register counts are unknown here: registers then limit
+// nothing (numRegs reads 32), and the metrics lines say regs=none.
 void attach_sass(KernelRecord* k) {
   FatbinRecord* f = k->fatbin;
   const int cc = device_config().cc_major * 10 + device_config().cc_minor;
-  if (!f->sass) {
-    f->sass = std::make_unique<SassInfo>(fatbin_sass_info(f->wrapper, cc));
-    if (!f->sass->arch)
-      say("the program has no SASS for sm_" + std::to_string(cc) +
-          ": register counts are unknown (cudaFuncGetAttributes reports 32 registers, and registers "
-          "limit neither occupancy nor launches)");
-  }
+  if (!f->sass) f->sass = std::make_unique<SassInfo>(fatbin_sass_info(f->wrapper, cc));
   auto it = f->sass->kernels.find(k->name);
   if (it == f->sass->kernels.end()) return;
   k->kernel->regs = it->second.regs;
