@@ -230,7 +230,9 @@ function(gpu100_day name source)
       add_test(NAME ${name}.emu.sms132 COMMAND ${name} ${arg_list})
       gpu100_emulated(TESTS ${name}.emu.sms132 TIMEOUT 600
                       ENVIRONMENT GPU100_EMU_CHECK=${GPU100_EMU_CHECKS} GPU100_EMU_SMS=132)
-      set_tests_properties(${name}.emu.sms132 PROPERTIES SKIP_RETURN_CODE 77)
+      # Every resident block holds its PTX registers (8 bytes a lane each): a grid filling 132 SMs
+      # can take a few GB, so these cases run one at a time.
+      set_tests_properties(${name}.emu.sms132 PROPERTIES SKIP_RETURN_CODE 77 RESOURCE_LOCK gpu100_emu_sms132)
     endif()
   endif()
 
