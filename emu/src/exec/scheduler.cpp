@@ -658,7 +658,7 @@ struct BlockOrder {
   std::string waits;
   int listed = 0;
   uint64_t running = 0;
-  for (size_t i = 0; i < blocks.size(); ++i) {
+  for (size_t i = 0; i < slot_block.size(); ++i) {  // blocks may hold more (kept) slots
     if (slot_block[i] < 0) continue;
     ++running;
     if (listed == 4) continue;
