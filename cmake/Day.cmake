@@ -15,6 +15,9 @@
 #     EMU_SKIP  3                   # under the emulator, case 3 does not run (say why in a comment)
 #     EMU_EXTRA "--m 2 --n 2 --k 2" # a case run under the emulator only (numbered after TEST_ARGS)
 #     EMU_QUICK "--k 2003"          # added to the emulated --quick run (a size --quick would set)
+#     EMU_H100  "--n 100000"        # a case run under the emulator shaped as an H100's 132 SMs
+#                                   # (GPU100_EMU_SMS=132): NAME.emu.sms132, for days whose grids
+#                                   # follow the SM count (resident grids, cooperative grids)
 #     RDC                           # relocatable device code and the device runtime (kernels
 #                                   # that launch kernels: dynamic parallelism)
 #   )
@@ -132,7 +135,7 @@ endfunction()
 
 function(gpu100_day name source)
   cmake_parse_arguments(PARSE_ARGV 2 D "RDC" "PTX_ARCH;ALLOW_SPILLS"
-                        "LIBS;ARCHS;PTX;SIZES;TEST_ARGS;EMU_REPLACE;EMU_SKIP;EMU_EXTRA;EMU_QUICK")
+                        "LIBS;ARCHS;PTX;SIZES;TEST_ARGS;EMU_REPLACE;EMU_SKIP;EMU_EXTRA;EMU_QUICK;EMU_H100")
   if(D_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "gpu100_day(${name}): unknown arguments ${D_UNPARSED_ARGUMENTS}")
   endif()
@@ -215,6 +218,21 @@ function(gpu100_day name source)
       gpu100_emulated(TESTS ${name}.emu.random TIMEOUT 600
                       ENVIRONMENT GPU100_EMU_CHECK=${GPU100_EMU_CHECKS} GPU100_EMU_SCHEDULE=random:${seed})
       set_tests_properties(${name}.emu.random PROPERTIES SKIP_RETURN_CODE 77)
+    endif()
+    if(D_EMU_H100)  # the H100's shape: 132 SMs instead of the emulated device's 8
+      separate_arguments(arg_list UNIX_COMMAND "${D_EMU_H100}")
+      if(NOT "--iters" IN_LIST arg_list)
+        list(APPEND arg_list --iters 1)
+      endif()
+      if(NOT "--warmup" IN_LIST arg_list)
+        list(APPEND arg_list --warmup 0)
+      endif()
+      add_test(NAME ${name}.emu.sms132 COMMAND ${name} ${arg_list})
+      gpu100_emulated(TESTS ${name}.emu.sms132 TIMEOUT 600
+                      ENVIRONMENT GPU100_EMU_CHECK=${GPU100_EMU_CHECKS} GPU100_EMU_SMS=132)
+      # Every resident block holds its PTX registers (8 bytes a lane each): a grid filling 132 SMs
+      # can take a few GB, so these cases run one at a time.
+      set_tests_properties(${name}.emu.sms132 PROPERTIES SKIP_RETURN_CODE 77 RESOURCE_LOCK gpu100_emu_sms132)
     endif()
   endif()
 

@@ -193,6 +193,10 @@ struct Kernel {
   uint32_t smem_align = 16;   // alignment of the dynamic (extern) window after the static part
   uint32_t local_bytes = 0;   // per thread
   int maxntid = 0, reqntid = 0;
+  // From the program's SASS for the emulated architecture (ptxas's EIATTR_REGCOUNT and
+  // EIATTR_FRAME_SIZE); regs -1: the program has no SASS for it (the PTX names virtual registers).
+  int regs = -1;
+  uint32_t sass_frame_bytes = 0;
   bool uses_call = false;
   // Functions (.func) are decoded into `code` after the entry; calls jump to them.
   std::map<std::string, uint32_t> func_entry;

@@ -300,8 +300,11 @@ LaunchRecord::~LaunchRecord() {
 #define EMU_PRINT_COUNTER(name) if (std::strcmp(#name, "launches")) std::fprintf(f, " " #name "=%llu", now.name);
   GPU100_EMU_METRICS_COUNTERS(EMU_PRINT_COUNTER)
 #undef EMU_PRINT_COUNTER
-  std::fprintf(f, " device_bytes_live=%llu device_bytes_peak=%llu\n", now.device_bytes_live,
+  std::fprintf(f, " device_bytes_live=%llu device_bytes_peak=%llu", now.device_bytes_live,
                now.device_bytes_peak);
+  // Registers per thread from the program's SASS ("none": it has none for the emulated device).
+  if (l_.kernel->regs >= 0) std::fprintf(f, " regs=%d\n", l_.kernel->regs);
+  else std::fprintf(f, " regs=none\n");
   std::fflush(f);
 }
 

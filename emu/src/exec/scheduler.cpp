@@ -658,7 +658,7 @@ struct BlockOrder {
   std::string waits;
   int listed = 0;
   uint64_t running = 0;
-  for (size_t i = 0; i < blocks.size(); ++i) {
+  for (size_t i = 0; i < slot_block.size(); ++i) {  // blocks may hold more (kept) slots
     if (slot_block[i] < 0) continue;
     ++running;
     if (listed == 4) continue;
@@ -771,13 +771,39 @@ void run_launch(Launch& l) {
 }
 
 namespace {
+// The resident blocks' storage (registers, shared and local memory, warps) is kept from one
+// launch to the next: a grid that fills many SMs (GPU100_EMU_SMS=132: a thousand blocks and
+// more) would otherwise allocate and fault in hundreds of megabytes at every launch. A slot's
+// registers and local memory start with what it last held (on hardware they start undefined).
+struct BlockSlots {
+  std::vector<Block> own;  // a launch inside a launch (none today) gets storage of its own
+  std::vector<Block>* v;
+  static std::vector<Block>& kept() {
+    static std::vector<Block> k;
+    return k;
+  }
+  static bool& busy() {
+    static bool b = false;
+    return b;
+  }
+  explicit BlockSlots(uint64_t n) : v(busy() ? &own : &kept()) {
+    if (v == &kept()) busy() = true;
+    if (v->size() < n) v->resize(n);
+    for (uint64_t i = 0; i < n; ++i) (*v)[i].san = nullptr;  // the checks' states are per launch
+  }
+  ~BlockSlots() {
+    if (v == &kept()) busy() = false;
+  }
+};
+
 void run_blocks(Launch& l) {
   Kernel& k = *l.kernel;
   Sched s{l, k, std::mt19937_64(device_config().schedule_seed), device_config().random_schedule};
   const uint64_t nblocks = l.grid.count();
   const uint32_t per_sm = std::max<uint32_t>(1, resident_blocks_per_sm(l));
   const uint64_t resident = std::min<uint64_t>(nblocks, uint64_t(per_sm) * device_config().sms);
-  std::vector<Block> blocks(resident);
+  BlockSlots slots(resident);
+  std::vector<Block>& blocks = *slots.v;
   std::vector<int64_t> slot_block(resident, -1);
   uint64_t next = 0, finished = 0;
   // CUB's single-pass algorithms (scans, select, run-length encode, reduce-by-key) take their

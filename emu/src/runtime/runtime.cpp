@@ -129,6 +129,7 @@ struct FatbinRecord {
   const void* wrapper = nullptr;
   std::vector<std::unique_ptr<Module>> modules;
   std::string error;
+  std::unique_ptr<SassInfo> sass;  // read with the first kernel used
 };
 
 struct KernelRecord {
@@ -309,6 +310,20 @@ bool load_modules(FatbinRecord* f) {
   }
 }
 
+// The kernel's registers and stack frame from the program's SASS for the emulated device, as a
+// GPU would load it. A program without such SASS (PTX only, or only for other architectures)
+// would be compiled by the driver, whose register counts are unknown here: registers then limit
+// nothing (numRegs reads 32), and the metrics lines say regs=none.
+void attach_sass(KernelRecord* k) {
+  FatbinRecord* f = k->fatbin;
+  const int cc = device_config().cc_major * 10 + device_config().cc_minor;
+  if (!f->sass) f->sass = std::make_unique<SassInfo>(fatbin_sass_info(f->wrapper, cc));
+  auto it = f->sass->kernels.find(k->name);
+  if (it == f->sass->kernels.end()) return;
+  k->kernel->regs = it->second.regs;
+  k->kernel->sass_frame_bytes = uint32_t(it->second.frame_bytes);
+}
+
 KernelRecord* kernel_of(const void* func, cudaError_t* err) {
   auto it = st().kernels.find(func);
   if (it == st().kernels.end()) {
@@ -335,12 +350,31 @@ KernelRecord* kernel_of(const void* func, cudaError_t* err) {
     *err = cudaErrorInvalidDeviceFunction;
     return nullptr;
   }
+  attach_sass(k);
   return k;
 }
 
 // ---------------------------------------------------------------------------------------------
-// Occupancy: the emulated SM's limits on threads, blocks and shared memory. Registers are not
-// modeled (the PTX's virtual registers say nothing about the hardware's allocation).
+// Registers, by the CUDA occupancy calculator's rules (cuda_occupancy.h) for compute capability
+// 7.0 and later: a warp is allocated its threads' registers rounded up to 256; the SM's 65536
+// registers are split among 4 sub-partitions, each holding whole warps; and the hardware checks a
+// block as if its warps were spread over all 4 (warps rounded up to a multiple of 4) against the
+// 65536 registers a block may have. Kernels without SASS (regs -1) are not limited.
+constexpr int kRegsPerBlock = 65536, kSubPartitions = 4;
+int regs_per_warp(const Kernel& k) { return (k.regs * 32 + 255) / 256 * 256; }
+bool block_fits_registers(const Kernel& k, int warps) {
+  if (k.regs <= 0) return true;
+  return k.regs <= 255 && regs_per_warp(k) * ((warps + kSubPartitions - 1) / kSubPartitions * kSubPartitions) <= kRegsPerBlock;
+}
+// The most threads a block of the kernel may have (cudaFuncAttributes::maxThreadsPerBlock): the
+// device's 1024, the kernel's .maxntid / .reqntid, and its registers.
+int max_threads_per_block(const Kernel& k) {
+  int n = k.maxntid ? k.maxntid : k.reqntid ? k.reqntid : 1024;
+  while (n > 0 && !block_fits_registers(k, (n + 31) / 32)) n = ((n + 31) / 32 - 1) * 32;
+  return n;
+}
+
+// Occupancy: the emulated SM's limits on threads, blocks, shared memory and registers.
 int blocks_per_sm(const Kernel& k, int threads, size_t dyn_smem) {
   const DeviceConfig& c = device_config();
   if (threads <= 0) return 0;
@@ -348,6 +382,8 @@ int blocks_per_sm(const Kernel& k, int threads, size_t dyn_smem) {
   int n = std::min(c.max_blocks_per_sm, (c.max_threads_per_sm / 32) / warps);
   const size_t smem = k.static_smem + dyn_smem;
   if (smem) n = std::min<int>(n, int((c.smem_per_sm) / ((smem + 127) / 128 * 128 + 1024)));
+  if (!block_fits_registers(k, warps)) return 0;
+  if (k.regs > 0) n = std::min(n, (c.regs_per_sm / kSubPartitions / regs_per_warp(k)) * kSubPartitions / warps);
   return std::max(0, n);
 }
 
@@ -382,8 +418,9 @@ cudaError_t prepare(const void* func, dim3 grid, dim3 block, void** args, size_t
       block.x > 1024 || block.y > 1024 || block.z > 64 || threads > 1024 || grid.y > 65535 ||
       grid.z > 65535 || grid.x > 0x7FFFFFFFu)
     return cudaErrorInvalidConfiguration;
-  if ((k.maxntid && threads > uint64_t(k.maxntid)) || (k.reqntid && threads != uint64_t(k.reqntid)))
-    return cudaErrorInvalidConfiguration;
+  if (k.reqntid && threads != uint64_t(k.reqntid)) return cudaErrorInvalidConfiguration;
+  // More threads than the kernel's .maxntid or its registers allow: refused as the hardware does.
+  if (threads > uint64_t(max_threads_per_block(k))) return cudaErrorLaunchOutOfResources;
   const DeviceConfig& c = device_config();
   const size_t dyn_limit = rec->max_dynamic_smem >= 0 ? size_t(rec->max_dynamic_smem)
                                                        : size_t(c.smem_per_block) - std::min<size_t>(c.smem_per_block, k.static_smem);
@@ -1427,9 +1464,10 @@ cudaError_t cudaFuncGetAttributes(cudaFuncAttributes* attr, const void* func) {
   std::memset(attr, 0, sizeof *attr);
   attr->sharedSizeBytes = k.static_smem;
   attr->constSizeBytes = 0;
-  attr->localSizeBytes = k.local_bytes;
-  attr->maxThreadsPerBlock = k.maxntid ? k.maxntid : k.reqntid ? k.reqntid : 1024;
-  attr->numRegs = 32;  // not modeled: the PTX names virtual registers only
+  // From the SASS when the program has it for the emulated device (see attach_sass).
+  attr->localSizeBytes = k.regs >= 0 ? k.sass_frame_bytes : k.local_bytes;
+  attr->maxThreadsPerBlock = max_threads_per_block(k);
+  attr->numRegs = k.regs >= 0 ? k.regs : 32;
   attr->ptxVersion = c.cc_major * 10 + c.cc_minor;
   if (k.module) attr->ptxVersion = k.module->parsed.target_sm;  // the PTX the kernel came from
   attr->binaryVersion = attr->ptxVersion;

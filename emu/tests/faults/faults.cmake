@@ -201,6 +201,8 @@ fault_kernel(const_write KERNEL k_decay BLOCK "0,0,0" THREAD "0,0,0"
 # --- launches the runtime refuses ---------------------------------------------------------------
 fault_api(coop_too_large cudaErrorCooperativeLaunchTooLarge FIXED)
 fault_api(too_many_threads cudaErrorInvalidConfiguration FIXED)
+# A block whose registers (from the program's SASS) do not fit in the 65536 a block may have.
+fault_api(regs_out_of_resources cudaErrorLaunchOutOfResources FIXED)
 fault_api(dyn_smem_optin cudaErrorInvalidValue FIXED)
 
 # --- sticky errors ------------------------------------------------------------------------------
