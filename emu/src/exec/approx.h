@@ -68,6 +68,7 @@ inline int side(const Config& c, Op op, uint32_t a, uint32_t b = 0) {
 
 // The spacing of f32 values at |y| (2^-149 in the subnormal range).
 inline double ulp_f32(double y) {
+  if (y == 0) return 0x1.0p-149;
   int e;
   std::frexp(std::fabs(y), &e);  // |y| in [2^(e-1), 2^e)
   const int E = e - 1 < -126 ? -126 : e - 1;
@@ -93,18 +94,22 @@ inline float step(float r, int n) {
 
 // The f32 at the edge of |r - y| <= e on side dir: for dir > 0 the largest f32 with r - y <= e,
 // for dir < 0 the smallest with y - r <= e; never nearer y than y rounded to nearest (a bound
-// below half an ulp leaves that one). dir == 0: y rounded to nearest.
-inline float edge(double y, double e, int dir) {
+// below half an ulp leaves that one). dir == 0: y rounded to nearest. With .ftz a result whose
+// nearest value is normal stays normal (the flush would otherwise move it out of the bound).
+inline float keep_normal(float f, float rn, bool ftz) {
+  return (ftz && std::fabs(rn) >= 0x1.0p-126f && std::fabs(f) < 0x1.0p-126f) ? std::copysign(0x1.0p-126f, rn) : f;
+}
+inline float edge(double y, double e, int dir, bool ftz) {
   const float rn = float(y);
   if (dir == 0 || !std::isfinite(rn) || std::isnan(y)) return rn;
   const double t = y + dir * e;
   float f = float(t);
   if (dir > 0) {
     if (double(f) > t) f = std::nextafter(f, -INFINITY);
-    return f > rn ? f : rn;
+    return keep_normal(f > rn ? f : rn, rn, ftz);
   }
   if (double(f) < t) f = std::nextafter(f, INFINITY);
-  return f < rn ? f : rn;
+  return keep_normal(f < rn ? f : rn, rn, ftz);
 }
 
 inline float clamp_unit(float r) { return r > 1.0f ? 1.0f : r < -1.0f ? -1.0f : r; }
@@ -113,33 +118,33 @@ constexpr double kPi = 3.14159265358979323846;
 
 // The result of one approximate f32 instruction on operands a (and b for div) that .ftz has
 // already flushed; dir as side() returns it. The caller flushes the result for .ftz.
-inline float eval(Op op, float a, float b, int dir) {
+inline float eval(Op op, float a, float b, int dir, bool ftz) {
   switch (op) {
     case rcp: {
       if (std::isnan(a)) return a;
       const double y = 1.0 / double(a);  // +-0 -> +-Inf, +-Inf -> +-0
       if (a == 0 || std::isinf(a)) return float(y);
-      return edge(y, ulp_f32(y), dir);
+      return edge(y, ulp_f32(y), dir, ftz);
     }
     case sqrt_: {
       if (std::isnan(a) || a < 0) return NAN;
       if (a == 0 || std::isinf(a)) return a;  // -0 -> -0
       const double y = std::sqrt(double(a));
-      return edge(y, std::ldexp(y, -23), dir);
+      return edge(y, std::ldexp(y, -23), dir, ftz);
     }
     case rsqrt: {
       if (std::isnan(a) || a < 0) return NAN;
       if (a == 0) return std::copysign(INFINITY, a);  // -0 -> -Inf
       if (std::isinf(a)) return 0.0f;
       const double y = 1.0 / std::sqrt(double(a));
-      return edge(y, y * 0x1.125fbee250669p-23, dir);  // 2^-22.9
+      return edge(y, y * 0x1.125fbee250669p-23, dir, ftz);  // 2^-22.9
     }
     case ex2: {
       if (std::isnan(a)) return a;
       if (std::isinf(a)) return a > 0 ? a : 0.0f;
       if (a == 0) return 1.0f;
       const float rn = float(std::exp2(double(a)));
-      return step(rn, 2 * dir);
+      return keep_normal(step(rn, 2 * dir), rn, ftz);
     }
     case lg2: {
       if (std::isnan(a) || a < 0) return NAN;
@@ -147,7 +152,7 @@ inline float eval(Op op, float a, float b, int dir) {
       if (std::isinf(a)) return a;
       const double y = std::log2(double(a));
       const double e = (a > 0.5f && a < 2.0f) ? 0x1.0p-22 : std::ldexp(std::fabs(y), -22);
-      return edge(y, e, dir);
+      return edge(y, e, dir, ftz);
     }
     case sin_: case cos_: {
       if (std::isnan(a) || std::isinf(a)) return NAN;
@@ -159,14 +164,14 @@ inline float eval(Op op, float a, float b, int dir) {
       const double e = ax <= 2 * kPi ? 0x1.6a09e667f3bcdp-21   // 2^-20.5
                        : ax <= 100 * kPi ? 0x1.3b2c47bff832cp-15  // 2^-14.7
                                          : 0x1.3b2c47bff832cp-15 * (ax / (100 * kPi));
-      return clamp_unit(edge(y, e, dir));
+      return clamp_unit(edge(y, e, dir, ftz));
     }
     case tanh_: {
       if (std::isnan(a)) return a;
       if (std::isinf(a)) return a > 0 ? 1.0f : -1.0f;
       if (a == 0 || std::fpclassify(a) == FP_SUBNORMAL) return a;  // passed through
       const double y = std::tanh(double(a));
-      return clamp_unit(edge(y, std::fabs(y) * 0x1.0251353756991p-11, dir));  // 2^-10.987
+      return clamp_unit(edge(y, std::fabs(y) * 0x1.0251353756991p-11, dir, ftz));  // 2^-10.987
     }
     case div_approx: case div_full: {
       if (std::isnan(a) || std::isnan(b)) return NAN;
@@ -181,7 +186,7 @@ inline float eval(Op op, float a, float b, int dir) {
       }
       const double y = double(a) / double(b);
       if (y == 0 || !std::isfinite(y)) return float(y);
-      return edge(y, 2 * ulp_f32(y), dir);
+      return edge(y, 2 * ulp_f32(y), dir, ftz);
     }
   }
   return a;

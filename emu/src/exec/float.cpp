@@ -161,7 +161,7 @@ void h_approx(Exec& x, const Inst& in, uint32_t m) {
     const float a = fin<float>(in, f32_of(x.val(in.o[1], lane)));
     const float b = two ? fin<float>(in, f32_of(x.val(in.o[2], lane))) : 0.0f;
     const int dir = approx::side(g_approx, Op, uint32_t(bits_of(a)), uint32_t(bits_of(b)));
-    x.set(in.o[0], lane, fout<float>(in, approx::eval(Op, a, b, dir)));
+    x.set(in.o[0], lane, fout<float>(in, approx::eval(Op, a, b, dir, (in.flags & kFtz) != 0)));
   EMU_END_LANES
 }
 
