@@ -77,6 +77,16 @@ __global__ void k_approx(const float* a, const float* b, float* d, int n) {
   d[i] = r;
 }
 
+// rcp.approx.ftz.f64 and rsqrt.approx.ftz.f64 (r: 0 rcp, 1 rsqrt).
+__global__ void k_approx_f64(int r, const double* a, double* d, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  double y;
+  if (r == 0) asm volatile("rcp.approx.ftz.f64 %0, %1;" : "=d"(y) : "d"(a[i]));
+  else asm volatile("rsqrt.approx.ftz.f64 %0, %1;" : "=d"(y) : "d"(a[i]));
+  d[i] = y;
+}
+
 namespace {
 
 using Kernel = void (*)(const float*, const float*, float*, int);
@@ -403,6 +413,57 @@ void run_op(int op, Kernel k, Expect expect) {
                     conf_fmt("%d up, %d down", ups, downs).s, conf_fmt("more than %d of each", n / 20).s);
 }
 
+// The f64 forms have no error bound in the ISA, only their tables (subnormal inputs flushed,
+// NaN inputs to the canonical 0x7fffffff00000000), and rcp's format: only the upper 32 bits of a
+// are read, the lower 32 bits of d are zero.
+void run_f64() {
+  const uint64_t kNaN = 0x7fffffff00000000ull;
+  std::vector<uint64_t> in = {0x0000000000000000ull, 0x8000000000000000ull, 0x7ff0000000000000ull,
+                              0xfff0000000000000ull, 0x7ff8000000000000ull, 0x0000000000000001ull,
+                              0x8000000000000001ull, 0x000fffffffffffffull, 0x800fffffffffffffull};
+  const size_t n_special = in.size();
+  Rng rng{99};
+  for (int i = 0; i < 100; ++i) {  // pairs: the same upper word, different lower words
+    const uint64_t upper = (uint64_t(rng.next() % 2046 + 1) << 52) | (uint64_t(rng.next() & 0xfffff) << 32);
+    in.push_back(upper | rng.next());
+    in.push_back(upper | rng.next());
+  }
+  const int n = int(in.size());
+  double *da = nullptr, *dd = nullptr;
+  CUDA_CHECK(cudaMalloc(&da, n * sizeof(double)));
+  CUDA_CHECK(cudaMalloc(&dd, n * sizeof(double)));
+  CUDA_CHECK(cudaMemcpy(da, in.data(), n * sizeof(double), cudaMemcpyHostToDevice));
+  for (int r = 0; r < 2; ++r) {
+    const char* name = r == 0 ? "rcp.approx.ftz.f64" : "rsqrt.approx.ftz.f64";
+    k_approx_f64<<<(n + 127) / 128, 128>>>(r, da, dd, n);
+    CUDA_CHECK(cudaGetLastError());
+    CUDA_CHECK(cudaDeviceSynchronize());
+    std::vector<uint64_t> got(n);
+    CUDA_CHECK(cudaMemcpy(got.data(), dd, n * sizeof(double), cudaMemcpyDeviceToHost));
+    // The tables: -Inf, -subnormal, -0, +0, +subnormal, +Inf, NaN.
+    for (size_t i = 0; i < n_special; ++i) {
+      const uint64_t a = in[i], sign = a & 0x8000000000000000ull, mag = a & ~0x8000000000000000ull;
+      uint64_t want;
+      if (mag > 0x7ff0000000000000ull) want = kNaN;
+      else if (mag == 0x7ff0000000000000ull) want = r == 0 ? sign : (sign ? kNaN : 0);
+      else want = sign | 0x7ff0000000000000ull;  // zero or subnormal
+      conf_check_bits(name, conf_fmt("0x%016llx", (unsigned long long)a), got[i], want, 64);
+    }
+    if (r != 0) continue;
+    int low = 0, upper_only = 0;
+    for (int i = int(n_special); i < n; ++i) {
+      low += (got[i] & 0xffffffffull) != 0;
+      // The same upper word gives the same result.
+      for (int j = int(n_special); j < i; ++j)
+        if ((in[j] >> 32) == (in[i] >> 32) && got[j] != got[i]) ++upper_only;
+    }
+    conf_check(name, "the lower 32 bits of the result are zero (count of results that are not)", low, 0);
+    conf_check(name, "only the upper 32 bits of a are read (count of disagreements)", upper_only, 0);
+  }
+  CUDA_CHECK(cudaFree(da));
+  CUDA_CHECK(cudaFree(dd));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -420,5 +481,6 @@ int main(int argc, char** argv) {
   conf_require_device();
   const std::vector<Kernel> ks = kernels(std::make_integer_sequence<int, OP_COUNT>{});
   for (int op = 0; op < OP_COUNT; ++op) run_op(op, ks[op], expect);
+  run_f64();
   return conf_finish("approx_bounds");
 }
