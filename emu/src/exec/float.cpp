@@ -1,7 +1,11 @@
 // Floating-point arithmetic: f32 and f64 with the rounding modifiers, the approximate
 // transcendental instructions, and packed half precision (f16, f16x2, bf16, bf16x2).
 #include <cfenv>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
 
+#include "exec/approx.h"
 #include "exec/fp.h"
 #include "exec/ops.h"
 
@@ -124,6 +128,68 @@ void h_fun(Exec& x, const Inst& in, uint32_t m) {
       default: r = a;
     }
     x.set(in.o[0], lane, fout<T>(in, r));
+  EMU_END_LANES
+}
+
+// GPU100_EMU_APPROX: exact (the default), bound-up, bound-down or bound-random (exec/approx.h).
+// bound-random takes its seed from GPU100_EMU_SEED, else from GPU100_EMU_SCHEDULE=random:SEED.
+// Read once, when the library loads; any other value stops the program there (exit status 2).
+approx::Config parse_approx() {
+  approx::Config c;
+  const char* v = std::getenv("GPU100_EMU_APPROX");
+  const std::string m = v ? v : "";
+  if (m.empty() || m == "exact") c.mode = approx::Mode::exact;
+  else if (m == "bound-up") c.mode = approx::Mode::up;
+  else if (m == "bound-down") c.mode = approx::Mode::down;
+  else if (m == "bound-random") c.mode = approx::Mode::random;
+  else {
+    std::fprintf(stderr, "gpu100 emulator: GPU100_EMU_APPROX: '%s' is not one of exact, bound-up, bound-down, bound-random\n", m.c_str());
+    std::exit(2);
+  }
+  if (const char* s = std::getenv("GPU100_EMU_SEED"); s && *s) c.seed = std::strtoull(s, nullptr, 10);
+  else if (const char* s = std::getenv("GPU100_EMU_SCHEDULE"); s && std::strncmp(s, "random:", 7) == 0)
+    c.seed = std::strtoull(s + 7, nullptr, 10);
+  return c;
+}
+const approx::Config g_approx = parse_approx();
+
+// An approximate f32 instruction (.approx, and div.full): one operand, or two for div.
+template <approx::Op Op>
+void h_approx(Exec& x, const Inst& in, uint32_t m) {
+  constexpr bool two = Op == approx::div_approx || Op == approx::div_full;
+  EMU_FOR_LANES(m)
+    const float a = fin<float>(in, f32_of(x.val(in.o[1], lane)));
+    const float b = two ? fin<float>(in, f32_of(x.val(in.o[2], lane))) : 0.0f;
+    const int dir = approx::side(g_approx, Op, uint32_t(bits_of(a)), uint32_t(bits_of(b)));
+    x.set(in.o[0], lane, fout<float>(in, approx::eval(Op, a, b, dir, (in.flags & kFtz) != 0)));
+  EMU_END_LANES
+}
+
+// rcp.approx.ftz.f64 and rsqrt.approx.ftz.f64 (PTX ISA, "rcp.approx.ftz.f64" and
+// "rsqrt.approx.ftz.f64"): subnormal inputs and results flushed to sign-preserving zero, NaN
+// inputs give the canonical 0x7fffffff00000000. rcp reads only the upper 32 bits of a (1.11.20)
+// and writes its result there, the lower 32 bits zero (here: the reciprocal rounded to nearest
+// at that width). The ISA states no error bound for either: the values are not moved by
+// GPU100_EMU_APPROX.
+template <bool Rcp>
+void h_approx_f64_ftz(Exec& x, const Inst& in, uint32_t m) {
+  constexpr uint64_t kNaN = 0x7fffffff00000000ull, kSign = 0x8000000000000000ull;
+  EMU_FOR_LANES(m)
+    uint64_t a = x.val(in.o[1], lane);
+    if (Rcp) a &= 0xFFFFFFFF00000000ull;
+    double v = f64_of(a);
+    if (std::fpclassify(v) == FP_SUBNORMAL) v = std::copysign(0.0, v);
+    uint64_t r;
+    if (std::isnan(v) || (!Rcp && v < 0)) r = kNaN;
+    else if (v == 0) r = (a & kSign) | 0x7ff0000000000000ull;
+    else if (std::isinf(v)) r = Rcp ? (a & kSign) : 0;
+    else {
+      const double y = Rcp ? 1.0 / v : 1.0 / std::sqrt(v);
+      r = bits_of(y);
+      if (Rcp) r = (r + 0x80000000ull) & 0xFFFFFFFF00000000ull;  // nearest, ties away
+      if (std::fpclassify(f64_of(r)) == FP_SUBNORMAL) r &= kSign;
+    }
+    x.set(in.o[0], lane, r);
   EMU_END_LANES
 }
 
@@ -296,6 +362,29 @@ bool decode_float(DecodeCtx& d, const PInstr& p, Inst& in) {
     return h != nullptr;
   }
   if (t != Type::f32 && t != Type::f64) return false;
+  if (f64 && d.has(p, "approx") && d.has(p, "ftz") && (op == "rcp" || op == "rsqrt")) {
+    ops(2);
+    in.flags |= kApprox;
+    in.fn = op == "rcp" ? h_approx_f64_ftz<true> : h_approx_f64_ftz<false>;
+    return true;
+  }
+  if (t == Type::f32 && (d.has(p, "approx") || d.has(p, "full"))) {
+    Handler h = nullptr;
+    if (op == "div") { ops(3); h = d.has(p, "full") ? h_approx<approx::div_full> : h_approx<approx::div_approx>; }
+    else if (op == "rcp") { ops(2); h = h_approx<approx::rcp>; }
+    else if (op == "sqrt") { ops(2); h = h_approx<approx::sqrt_>; }
+    else if (op == "rsqrt") { ops(2); h = h_approx<approx::rsqrt>; }
+    else if (op == "ex2") { ops(2); h = h_approx<approx::ex2>; }
+    else if (op == "lg2") { ops(2); h = h_approx<approx::lg2>; }
+    else if (op == "sin") { ops(2); h = h_approx<approx::sin_>; }
+    else if (op == "cos") { ops(2); h = h_approx<approx::cos_>; }
+    else if (op == "tanh") { ops(2); h = h_approx<approx::tanh_>; }
+    if (h) {
+      in.flags |= d.has(p, "full") ? kFull : kApprox;
+      in.fn = h;
+      return true;
+    }
+  }
 #define EMU_F(H) (f64 ? H<double> : H<float>)
 #define EMU_F2(H, OP) (f64 ? H<double, OP> : H<float, OP>)
   if (op == "add") { ops(3); in.fn = EMU_F2(h_fbin, f_add); return true; }

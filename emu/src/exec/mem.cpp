@@ -188,6 +188,17 @@ template <class T> inline uint64_t to_bits(T v) {
   else return uint64_t(std::make_unsigned_t<T>(v));
 }
 
+// atom.add.f32 and red.add.f32 on global memory flush subnormal inputs and results to
+// sign-preserving zero; on shared memory they do not (PTX ISA, atom and red: "Current
+// implementation of atom.add.f32 on global memory flushes subnormal inputs and results to
+// sign-preserving zero; whereas atom.add.f32 on shared memory supports subnormal inputs and
+// results"). A generic address counts as global outside the shared and local windows.
+inline float flush_f32(float v) { return std::fpclassify(v) == FP_SUBNORMAL ? std::copysign(0.0f, v) : v; }
+inline bool global_f32_add(const Inst& in, uint64_t a) {
+  return in.space == Space::global ||
+         (in.space == Space::generic && a - kSharedWindow >= kWindowSize && a - kLocalWindow >= kWindowSize);
+}
+
 // o[0] destination (sink for red), o[1] address, o[2] b, o[3] c (cas).
 template <class T>
 void h_atom(Exec& x, const Inst& in, uint32_t m) {
@@ -200,7 +211,13 @@ void h_atom(Exec& x, const Inst& in, uint32_t m) {
     std::memcpy(&old, p, sizeof(T));
     const T b = from_bits<T>(x.val(in.o[2], lane));
     const T c = op == a_cas ? from_bits<T>(x.val(in.o[3], lane)) : T(0);
-    const T r = atomic_apply<T>(op, old, b, c);
+    T r;
+    if constexpr (std::is_same_v<T, float>) {
+      if (op == a_add && global_f32_add(in, a)) r = flush_f32(flush_f32(old) + flush_f32(b));
+      else r = atomic_apply<T>(op, old, b, c);
+    } else {
+      r = atomic_apply<T>(op, old, b, c);
+    }
     std::memcpy(p, &r, sizeof(T));
     x.set(in.o[0], lane, to_bits<T>(old));
   EMU_END_LANES
@@ -216,7 +233,7 @@ void h_atom_vec_f32(Exec& x, const Inst& in, uint32_t m) {
     for (uint32_t i = 0; i < n; ++i) {
       float old;
       std::memcpy(&old, p + 4 * i, 4);
-      const float r = old + f32_of(x.val(x.vec(in.o[2], int(i)), lane));
+      const float r = flush_f32(flush_f32(old) + flush_f32(f32_of(x.val(x.vec(in.o[2], int(i)), lane))));  // .global only
       std::memcpy(p + 4 * i, &r, 4);
       if (in.o[0].kind == OK::vec) x.set(x.vec(in.o[0], int(i)), lane, bits_of(old));
     }

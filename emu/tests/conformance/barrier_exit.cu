@@ -79,6 +79,34 @@ __global__ void k_one_lane_per_warp(int* out) {
   out[w] = s[(w + 1) % (kThreads / 32)];
 }
 
+// A thread that leaves through `exit` in a called function has exited too. In block b, warps
+// b % 8 and (b + 3) % 8 exit that way; the others meet at the block-wide reductions
+// (bar.red.popc/and/or without a count), which take only the threads that have not exited:
+// __syncthreads_count(1) counts the survivors, __syncthreads_and of a predicate true for every
+// survivor is 1, __syncthreads_or of one false for every survivor is 0 (the exited threads would
+// have made it 1). Then a survivor reads its neighbour survivor's value after __syncthreads.
+__device__ __noinline__ void leave() { asm volatile("exit;"); }
+
+__global__ void k_reductions_after_exit(int* results, int* out) {
+  __shared__ int s[kThreads];
+  const int t = threadIdx.x, w = t / 32, b = blockIdx.x;
+  const bool exits = w == b % 8 || w == (b + 3) % 8;
+  if (exits) leave();
+  const int n = __syncthreads_count(1);
+  const int all = __syncthreads_and(!exits);
+  const int any = __syncthreads_or(exits);
+  s[t] = published(t, b);
+  __syncthreads();
+  int next = (t + 32) % kThreads;  // the same lane of the next surviving warp
+  while ((next / 32) == b % 8 || (next / 32) == (b + 3) % 8) next = (next + 32) % kThreads;
+  out[b * kThreads + t] = s[next];
+  if (t == (w * 32) && w == (b + 1) % 8) {  // a survivor, whatever b is
+    results[3 * b] = n;
+    results[3 * b + 1] = all;
+    results[3 * b + 2] = any;
+  }
+}
+
 namespace {
 
 void check_exchange(const char* what, int first_exit, int last_exit) {
@@ -148,6 +176,37 @@ int main() {
     for (int w = 0; w < kThreads / 32; ++w)
       conf_check("__syncthreads with lane 0 of each warp left", conf_fmt("warp %d", w), got[w],
                  published(((w + 1) % (kThreads / 32)) * 32, 1));
+    CUDA_CHECK(cudaFree(out));
+  }
+  {
+    constexpr int kBlocks = 5;
+    int *results = nullptr, *out = nullptr;
+    CUDA_CHECK(cudaMalloc(&results, 3 * kBlocks * sizeof(int)));
+    CUDA_CHECK(cudaMalloc(&out, kBlocks * kThreads * sizeof(int)));
+    CUDA_CHECK(cudaMemset(out, 0xff, kBlocks * kThreads * sizeof(int)));
+    k_reductions_after_exit<<<kBlocks, kThreads>>>(results, out);
+    CUDA_CHECK(cudaGetLastError());
+    CUDA_CHECK(cudaDeviceSynchronize());
+    int got[3 * kBlocks], got_out[kBlocks * kThreads];
+    CUDA_CHECK(cudaMemcpy(got, results, sizeof got, cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemcpy(got_out, out, sizeof got_out, cudaMemcpyDeviceToHost));
+    const char* what = "bar.red after two warps exit in a called function";
+    for (int b = 0; b < kBlocks; ++b) {
+      conf_check(what, conf_fmt("block %d: __syncthreads_count(1)", b), got[3 * b], kThreads - 64);
+      conf_check(what, conf_fmt("block %d: __syncthreads_and(true for survivors)", b), got[3 * b + 1], 1);
+      conf_check(what, conf_fmt("block %d: __syncthreads_or(false for survivors)", b), got[3 * b + 2], 0);
+      for (int t = 0; t < kThreads; ++t) {
+        const int w = t / 32;
+        if (w == b % 8 || w == (b + 3) % 8) {
+          conf_check(what, conf_fmt("block %d thread %d (exited) wrote nothing", b, t), got_out[b * kThreads + t], -1);
+          continue;
+        }
+        int next = (t + 32) % kThreads;
+        while ((next / 32) == b % 8 || (next / 32) == (b + 3) % 8) next = (next + 32) % kThreads;
+        conf_check(what, conf_fmt("block %d thread %d", b, t), got_out[b * kThreads + t], published(next, b));
+      }
+    }
+    CUDA_CHECK(cudaFree(results));
     CUDA_CHECK(cudaFree(out));
   }
   return conf_finish("barrier_exit");

@@ -422,3 +422,14 @@ fault_fixed(graph_missing_edge)
 # Host code reading pinned memory that a queued copy writes (the page is guarded until it runs).
 gpu100_emu_fault(stream_host_read "^gpu100 emulator: the host reads pinned host memory at 0x[0-9a-f]+ that a copy of 4096 bytes in stream 1 \\(non-blocking\\), queued and not yet run, writes: synchronize with its stream \\(or an event recorded after it\\) first, as on a GPU the work may run at any time before that\nstream_host_read: cudaErrorLaunchFailure \\(")
 fault_fixed(stream_host_read)
+
+# --- approximate instructions (GPU100_EMU_APPROX) ------------------------------------------------
+# A -use_fast_math kernel (tanhf is tanh.approx.f32) checked with an fp32 tolerance: with results
+# at the edge of the ISA's bound the program's own check fails; the tolerance derived from the
+# bound (--fixed) holds.
+gpu100_emu_fault(fast_math_tolerance
+  "^fast_math_tolerance: [1-9][0-9]* of 4096 results outside the relative tolerance 1e-06 \\(worst: ")
+target_compile_options(fault_fast_math_tolerance PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-use_fast_math>)
+fault_fixed(fast_math_tolerance)
+set_tests_properties(emu.fault.fast_math_tolerance emu.fault.fast_math_tolerance.fixed PROPERTIES
+  ENVIRONMENT "LD_LIBRARY_PATH=${GPU100_EMU_LIB_DIR};GPU100_EMU_CHECK=all;GPU100_EMU_APPROX=bound-random;GPU100_EMU_SEED=1")
