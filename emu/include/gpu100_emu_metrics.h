@@ -41,6 +41,12 @@
  *   global_atomic_{requests,threads}  atom/red on global memory: warp requests, thread operations
  *   shared_atomic_{requests,threads}  the same on shared memory
  *   local_{load,store}_requests   l1tex__t_requests_pipe_lsu_mem_local_op_{ld,st}
+ *   tma_requests, tma_bytes  bulk and bulk tensor copies (cp.async.bulk{.tensor}, one per
+ *                           issuing thread) and the bytes they moved, out-of-bounds fill
+ *                           included
+ *   mbarrier_waits          warp-level mbarrier.try_wait / test_wait executions in which a
+ *                           thread found its phase incomplete (test_wait returned false,
+ *                           try_wait suspended the thread)
  */
 #ifndef GPU100_EMU_METRICS_H
 #define GPU100_EMU_METRICS_H
@@ -64,6 +70,7 @@ typedef struct Gpu100EmuMetrics {
   unsigned long long shared_atomic_requests, shared_atomic_threads;
   unsigned long long local_load_requests, local_store_requests;
   unsigned long long device_bytes_live, device_bytes_peak;
+  unsigned long long tma_requests, tma_bytes, mbarrier_waits;
 } Gpu100EmuMetrics;
 
 typedef void (*Gpu100EmuMetricsFn)(Gpu100EmuMetrics* out);
@@ -71,7 +78,8 @@ typedef void (*Gpu100EmuResetPeakFn)(void);
 #define GPU100_EMU_METRICS_SYMBOL "gpu100_emu_metrics"
 #define GPU100_EMU_RESET_PEAK_SYMBOL "gpu100_emu_metrics_reset_peak"
 
-/* The cumulative counters, in the order above (launches .. local_store_requests): X(name) for
+/* The cumulative counters, in the order above (launches .. local_store_requests,
+ * then tma_requests .. mbarrier_waits): X(name) for
  * each, to print them or to take the difference of two readings. */
 #define GPU100_EMU_METRICS_COUNTERS(X)                                                   \
   X(launches) X(blocks) X(warp_instructions) X(thread_instructions) X(branches)          \
@@ -81,7 +89,7 @@ typedef void (*Gpu100EmuResetPeakFn)(void);
   X(shared_load_ideal_wavefronts) X(shared_store_requests) X(shared_store_wavefronts)  \
   X(shared_store_ideal_wavefronts) X(global_atomic_requests) X(global_atomic_threads)  \
   X(shared_atomic_requests) X(shared_atomic_threads) X(local_load_requests)            \
-  X(local_store_requests)
+  X(local_store_requests) X(tma_requests) X(tma_bytes) X(mbarrier_waits)
 
 /* after -= before, for the cumulative counters; the byte counts keep after's values. */
 static inline void gpu100_emu_metrics_diff(Gpu100EmuMetrics* after, const Gpu100EmuMetrics* before) {

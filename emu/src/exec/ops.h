@@ -74,6 +74,10 @@ bool decode_mem(DecodeCtx& d, const PInstr& p, Inst& in);
 bool decode_warp(DecodeCtx& d, const PInstr& p, Inst& in);
 bool decode_tensor(DecodeCtx& d, const PInstr& p, Inst& in);
 bool decode_control(DecodeCtx& d, const PInstr& p, Inst& in);
+// exec/async_copy.cpp: mbarrier, cp.async.bulk and cp.async.bulk.tensor.
+bool decode_async(DecodeCtx& d, const PInstr& p, Inst& in);
+// Why a lane suspended in mbarrier.try_wait (park_bar -2) waits, for a deadlock report.
+std::string mbarrier_wait_text(Exec& x, int lane);
 // exec/device_launch.cpp: the device runtime's launch functions (dynamic parallelism).
 bool decode_device_runtime_call(DecodeCtx& d, const std::string& callee, const Operand& ret,
                                 const PTok* args, Inst& in);

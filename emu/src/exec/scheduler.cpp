@@ -503,6 +503,15 @@ uint64_t run_warp(Sched& s, Block& b, Warp& w, uint64_t budget) {
           regroup = true;
           continue;
         }
+        case Ctl::wait:  // the handler suspends the lanes that must wait (mbarrier.try_wait)
+          if (active) {
+            if (in.metric) metrics::memory(x, in, active);
+            in.fn(x, in, active);
+          }
+          if (!(w.parked & mask)) { ++pc; break; }
+          for (uint32_t m = mask & ~w.parked; m; m &= m - 1) w.pc[__builtin_ctz(m)] = pc + 1;
+          regroup = true;
+          continue;
         case Ctl::warpsync:
         case Ctl::collective: {
           if (!active) { ++pc; break; }
@@ -585,7 +594,9 @@ uint64_t run_warp(Sched& s, Block& b, Warp& w, uint64_t budget) {
     x.w = &w;
     int lane = __builtin_ctz(w.parked);
     x.pc = w.park_pc[lane];
-    if (w.park_bar[lane] >= 0) {
+    if (w.park_bar[lane] == -2) {
+      why = mbarrier_wait_text(x, lane);
+    } else if (w.park_bar[lane] >= 0) {
       const Barrier& bar = b.bars[w.park_bar[lane]];
       why = "barrier " + std::to_string(w.park_bar[lane]) + " waits for " +
             std::to_string(barrier_needs(b, bar)) + " threads but only " + std::to_string(bar.arrived) +
