@@ -109,8 +109,8 @@ enum MOp : uint32_t { m_init, m_inval, m_arrive, m_expect_tx, m_complete_tx, m_t
 bool wait_done(Exec& x, const Inst& in, const SmemRef& r, const Mbar& m, int lane) {
   const uint64_t v = x.val(in.o[2], lane);
   if (in.flags & fParity) return (m.phase & 1) != (v & 1);
-  // A state token of mbarrier.arrive: bit 62 set, the mbarrier's offset in bits 32-61, the phase
-  // it arrived in (mod 8) in bits 0-2.
+  // A state token of mbarrier.arrive: bit 62 set, the mbarrier's offset in bits 32-61, the
+  // pending arrivals it left in bits 3-22, the phase it arrived in (mod 8) in bits 0-2.
   if (!(v >> 62 & 1) || uint32_t((v >> 32) & 0x3FFFFFFF) != r.off)
     x.fail("mbarrier wait with a state that no mbarrier.arrive on this " + describe(r, m) + " returned", lane);
   const uint32_t age = (m.phase - uint32_t(v & 7)) & 7;
@@ -220,7 +220,7 @@ void h_mbarrier(Exec& x, const Inst& in, uint32_t mask) {
           x.fail("mbarrier.arrive.noComplete completes the phase of an " + describe(r, m), lane);
         store(r, m);
         if (in.o[0].kind == OK::reg)
-          x.set(in.o[0], lane, (1ull << 62) | (uint64_t(r.off) << 32) | token_phase);
+          x.set(in.o[0], lane, (1ull << 62) | (uint64_t(r.off) << 32) | (uint64_t(m.pending) << 3) | token_phase);
         settle(x, r, m, lane, "mbarrier arrive");
         break;
       }
@@ -262,14 +262,13 @@ void h_mbarrier(Exec& x, const Inst& in, uint32_t mask) {
   if (waited) ++metrics::g_counts.mbarrier_waits;
 }
 
-// mbarrier.pending_count.b64 count, state: the pending arrivals a state token saw. Tokens here
-// carry the phase, not the count: the count is read from the mbarrier they name.
+// mbarrier.pending_count.b64 count, state: the pending arrivals of the phase a state token came
+// from, as the arrive that returned it left them (tokens carry them in bits 3-22).
 void h_pending_count(Exec& x, const Inst& in, uint32_t mask) {
   EMU_FOR_LANES(mask)
     const uint64_t v = x.val(in.o[1], lane);
     if (!(v >> 62 & 1)) x.fail("mbarrier.pending_count of a value that is not an mbarrier state", lane);
-    const SmemRef r = shared_target(x, Space::shared, false, (v >> 32) & 0x3FFFFFFF, 8, lane);
-    x.set(in.o[0], lane, load(r).pending);
+    x.set(in.o[0], lane, (v >> 3) & kMaxCount);
   EMU_END_LANES
 }
 
