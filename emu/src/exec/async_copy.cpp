@@ -44,8 +44,25 @@ SmemRef shared_target(Exec& x, Space space, bool cluster, uint64_t a, uint32_t s
       x.fault(kErrIllegalAddress, "a generic address outside the shared window where shared memory is expected", a, lane);
     a -= kSharedWindow;
   }
-  x.addr(Space::shared, a, size, lane, true);  // bounds and alignment
-  return {x.b, uint32_t(a)};
+  Block* b = x.b;
+  if (a + size > b->shared.size())
+    x.fault(kErrIllegalAddress,
+            "shared memory access of " + std::to_string(size) + " bytes outside the block's " +
+                std::to_string(b->shared.size()) + " bytes",
+            a, lane);
+  return {b, uint32_t(a)};
+}
+
+// The global bytes [a, a + size) of a copy: inside one allocation (no alignment asked here).
+uint8_t* global_range(Exec& x, uint64_t a, uint64_t size, int lane, bool write) {
+  const Allocation* al = memory().find(a, size);
+  if (!al)
+    x.fault(kErrIllegalAddress,
+            std::string("out-of-bounds global ") + (write ? "store" : "load") + " of " + std::to_string(size) +
+                " bytes by a bulk copy (" + memory().describe(a) + ")",
+            a, lane);
+  if (write && !al->writable) x.fault(kErrIllegalAddress, "bulk copy into read-only " + al->what, a, lane);
+  return reinterpret_cast<uint8_t*>(a);
 }
 
 // --- mbarrier state -------------------------------------------------------------------------------
@@ -182,6 +199,7 @@ void h_mbarrier(Exec& x, const Inst& in, uint32_t mask) {
   bool waited = false;
   EMU_FOR_LANES(mask)
     const SmemRef r = shared_target(x, in.space, in.flags & fCluster, x.address(in.o[1], lane), 8, lane);
+    if (r.off % 8) x.fault(kErrMisaligned, "mbarrier object not 8-byte aligned", r.off, lane);
     switch (op) {
       case m_init: {
         const uint64_t n = x.val(in.o[2], lane) & 0xFFFFFFFFu;
@@ -277,6 +295,13 @@ void h_pending_count(Exec& x, const Inst& in, uint32_t mask) {
 enum : uint32_t { cToShared = 1u << 0, cFromShared = 1u << 1, cMbarrier = 1u << 2, cTensor = 1u << 3,
                   cSmemToSmem = 1u << 4, cPrefetch = 1u << 5, cMulticast = 1u << 6 };
 
+// The mbarrier operand of a copy into shared memory.
+SmemRef mbar_target(Exec& x, uint64_t a, int lane) {
+  const SmemRef r = shared_target(x, Space::shared, true, a, 8, lane);
+  if (r.off % 8) x.fault(kErrMisaligned, "mbarrier object not 8-byte aligned", r.off, lane);
+  return r;
+}
+
 void count_tma(uint64_t bytes) {
   ++metrics::g_counts.tma_requests;
   metrics::g_counts.tma_bytes += bytes;
@@ -291,7 +316,7 @@ void h_bulk(Exec& x, const Inst& in, uint32_t mask) {
     if (dst % 16) x.fault(kErrMisaligned, "cp.async.bulk destination not 16-byte aligned", dst, lane);
     if (src % 16) x.fault(kErrMisaligned, "cp.async.bulk source not 16-byte aligned", src, lane);
     if (in.flags & cPrefetch) {
-      x.addr(Space::global, src, size, lane, false);
+      global_range(x, src, size, lane, false);
       continue;
     }
     count_tma(size);
@@ -303,16 +328,16 @@ void h_bulk(Exec& x, const Inst& in, uint32_t mask) {
         s = sr.b->shared.data() + sr.off;
         EMU_SAN_ACCESS(x, x.pc, Space::shared, sr.off, size, lane, san::kRead);
       } else {
-        s = x.addr(Space::global, src, size, lane, false);
+        s = global_range(x, src, size, lane, false);
         EMU_SAN_ACCESS(x, x.pc, Space::global, src, size, lane, san::kRead);
       }
       std::memmove(d.b->shared.data() + d.off, s, size);
       EMU_SAN_ACCESS(x, x.pc, Space::shared, d.off, size, lane, san::kWrite);
-      const SmemRef mb = shared_target(x, Space::shared, true, x.address(in.o[3], lane), 8, lane);
+      const SmemRef mb = mbar_target(x, x.address(in.o[3], lane), lane);
       complete_tx(x, mb, size, lane);
     } else {  // shared::cta -> global, a bulk async-group
       const SmemRef sr = shared_target(x, Space::shared, false, src, size, lane);
-      uint8_t* d = x.addr(Space::global, dst, size, lane, true);
+      uint8_t* d = global_range(x, dst, size, lane, true);
       EMU_SAN_ACCESS(x, x.pc, Space::shared, sr.off, size, lane, san::kRead);
       std::memmove(d, sr.b->shared.data() + sr.off, size);
       EMU_SAN_ACCESS(x, x.pc, Space::global, dst, size, lane, san::kWrite);
@@ -336,7 +361,7 @@ const tmap::Desc& tensor_map(Exec& x, uint64_t a, int lane, tmap::Desc& d) {
   const uint8_t* p;
   if (a % 64) x.fault(kErrMisaligned, "tensor map not 64-byte aligned", a, lane);
   if (a + 128 <= x.l->params.size()) p = x.l->params.data() + a;
-  else p = x.addr(Space::global, a, 128, lane, false);
+  else p = global_range(x, a, 128, lane, false);
   if (!tmap::decode(p, &d))
     x.fault(kErrIllegalAddress, "cp.async.bulk.tensor with a tensor map that cuTensorMapEncodeTiled did not make", a, lane);
   if (d.interleave) x.fail("tensor maps with an interleaved layout are not emulated", lane);
@@ -402,7 +427,7 @@ void h_tensor(Exec& x, const Inst& in, uint32_t mask) {
         if (hi > lo) {
           const uint64_t ga = d.address + goff + uint64_t(c[0] + lo) * es;
           const uint64_t len = uint64_t(hi - lo) * es;
-          x.addr(Space::global, ga, uint32_t(len), lane, false);
+          global_range(x, ga, len, lane, false);
           EMU_SAN_ACCESS(x, x.pc, Space::global, ga, uint32_t(len), lane, san::kRead);
         }
         for (uint32_t e = 0; e < n[0]; ++e) {
@@ -416,7 +441,7 @@ void h_tensor(Exec& x, const Inst& in, uint32_t mask) {
       } else if (hi > lo) {  // stores write only the elements inside the tensor
         const uint64_t ga = d.address + goff + uint64_t(c[0] + lo) * es;
         const uint64_t len = uint64_t(hi - lo) * es;
-        uint8_t* gp = x.addr(Space::global, ga, uint32_t(len), lane, true);
+        uint8_t* gp = global_range(x, ga, len, lane, true);
         for (int64_t e = lo; e < hi; ++e)
           std::memcpy(gp + (e - lo) * es, smem + swizzle(srow + uint32_t(e) * es, sbits), es);
         EMU_SAN_ACCESS(x, x.pc, Space::global, ga, uint32_t(len), lane, san::kWrite);
@@ -424,7 +449,7 @@ void h_tensor(Exec& x, const Inst& in, uint32_t mask) {
     }
     EMU_SAN_ACCESS(x, x.pc, Space::shared, s.off, uint32_t(bytes), lane, load ? san::kWrite : san::kRead);
     if (load) {
-      const SmemRef mb = shared_target(x, Space::shared, true, x.address(in.o[3], lane), 8, lane);
+      const SmemRef mb = mbar_target(x, x.address(in.o[3], lane), lane);
       complete_tx(x, mb, uint32_t(bytes), lane);
     }
   EMU_END_LANES
