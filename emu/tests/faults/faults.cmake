@@ -433,3 +433,25 @@ target_compile_options(fault_fast_math_tolerance PRIVATE $<$<COMPILE_LANGUAGE:CU
 fault_fixed(fast_math_tolerance)
 set_tests_properties(emu.fault.fast_math_tolerance emu.fault.fast_math_tolerance.fixed PROPERTIES
   ENVIRONMENT "LD_LIBRARY_PATH=${GPU100_EMU_LIB_DIR};GPU100_EMU_CHECK=all;GPU100_EMU_APPROX=bound-random;GPU100_EMU_SEED=1")
+
+# --- mbarrier and bulk copies (sm_90) -------------------------------------------------------------
+fault_kernel(mbar_arrive_extra KERNEL k_load_row BLOCK "0,0,0" THREAD "1,0,0"
+  INST "mbarrier\\.arrive\\.expect_tx\\.shared::cta\\.b64 "
+  WHAT "mbarrier arrive of 1 on an mbarrier at shared offset 0x[0-9a-f]+ \\(phase 0 mod 8, 0 of 1 arrivals pending, tx-count 2048\\): more arrivals than the phase expects"
+  ERROR cudaErrorIllegalInstruction FIXED)
+fault_kernel(mbar_tx_negative KERNEL k_load_row BLOCK "0,0,0" THREAD "0,0,0"
+  INST "cp\\.async\\.bulk\\.shared::cluster\\.global\\.mbarrier::complete_tx::bytes "
+  WHAT "complete_tx of a bulk copy: every arrival of the phase is in but the tx-count is negative: the copies completed 512 bytes more than expect_tx announced \\(mbarrier at shared offset 0x[0-9a-f]+ \\(phase 0 mod 8, 0 of 1 arrivals pending, tx-count -512\\)\\)"
+  ERROR cudaErrorIllegalInstruction FIXED)
+fault_kernel(mbar_deadlock KERNEL k_load_row BLOCK "0,0,0" THREAD "0,0,0"
+  INST "mbarrier\\.try_wait\\.parity\\.shared::cta\\.b64 "
+  WHAT "deadlock: mbarrier\\.try_wait waits for the phase of parity 0 of the mbarrier at shared offset 0x[0-9a-f]+ \\(phase 0 mod 8, 0 of 1 arrivals pending, tx-count 512\\), which nothing left can complete"
+  ERROR cudaErrorLaunchFailure FIXED)
+fault_kernel(mbar_token_old KERNEL k_rounds BLOCK "0,0,0" THREAD "[0-9]+,0,0"
+  INST "mbarrier\\.try_wait\\.shared::cta\\.b64 "
+  WHAT "mbarrier wait on a phase 2 phases old: the ISA allows only the current phase and the one before it"
+  ERROR cudaErrorIllegalInstruction FIXED)
+fault_kernel(tma_smem_misaligned KERNEL k_tile BLOCK "0,0,0" THREAD "0,0,0"
+  INST "cp\\.async\\.bulk\\.tensor\\.2d\\."
+  WHAT "cp\\.async\\.bulk\\.tensor shared memory address not 128-byte aligned at address 0x[0-9a-f]*10"
+  ERROR cudaErrorMisalignedAddress FIXED)
