@@ -209,8 +209,8 @@ void h_mbarrier(Exec& x, const Inst& in, uint32_t mask) {
         store(r, Mbar{uint32_t(n), uint32_t(n), 0, 0});
         break;
       }
-      case m_inval:
-        EMU_SAN_ACCESS(x, x.pc, Space::shared, r.off, 8, lane, san::kWrite);
+      case m_inval:  // an mbarrier operation like the others: atomic on the object
+        EMU_SAN_ACCESS(x, x.pc, Space::shared, r.off, 8, lane, san::kWrite | san::kStrong | san::kAtomic | san::kCta);
         std::memset(mbar_bytes(r), 0, 8);
         break;
       case m_arrive: {
@@ -389,6 +389,13 @@ void h_tensor(Exec& x, const Inst& in, uint32_t mask) {
       total *= n[i];
     }
     const uint64_t bytes = total * es;
+    // The box's first element along dimension 0 must start a 16-byte aligned offset of the
+    // tensor's rows (the boxDim[0] * element size rule of cuTensorMapEncodeTiled, for the start).
+    if ((c[0] * int64_t(es)) % 16)
+      x.fault(kErrMisaligned,
+              "cp.async.bulk.tensor coordinate " + std::to_string(c[0]) + " of dimension 0 starts the box " +
+                  std::to_string(c[0] * int64_t(es)) + " bytes into a row: not a multiple of 16 bytes",
+              d.address + uint64_t(c[0] * int64_t(es)), lane);
     const uint64_t sa = x.address(in.o[0], lane);
     if (sa % 128) x.fault(kErrMisaligned, "cp.async.bulk.tensor shared memory address not 128-byte aligned", sa, lane);
     if (in.flags & cPrefetch) continue;
