@@ -455,3 +455,7 @@ fault_kernel(tma_smem_misaligned KERNEL k_tile BLOCK "0,0,0" THREAD "0,0,0"
   INST "cp\\.async\\.bulk\\.tensor\\.2d\\."
   WHAT "cp\\.async\\.bulk\\.tensor shared memory address not 128-byte aligned at address 0x[0-9a-f]*10"
   ERROR cudaErrorMisalignedAddress FIXED)
+fault_kernel(tma_coord_misaligned KERNEL k_tile BLOCK "0,0,0" THREAD "0,0,0"
+  INST "cp\\.async\\.bulk\\.tensor\\.2d\\."
+  WHAT "cp\\.async\\.bulk\\.tensor coordinate 10 of dimension 0 starts the box 40 bytes into a row: not a multiple of 16 bytes at address 0x[0-9a-f]+"
+  ERROR cudaErrorMisalignedAddress FIXED)
