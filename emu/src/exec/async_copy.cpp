@@ -307,6 +307,22 @@ void count_tma(uint64_t bytes) {
   metrics::g_counts.tma_bytes += bytes;
 }
 
+void h_bulk(Exec& x, const Inst& in, uint32_t mask);
+void h_tensor(Exec& x, const Inst& in, uint32_t mask);
+bool writes_through_async_proxy(const Inst& in) { return in.fn == h_bulk || in.fn == h_tensor; }
+
+// A bulk copy reading shared [off, off + size): generic-proxy writes there need a
+// fence.proxy.async before it (the race check keeps the writes).
+void check_proxy(Exec& x, uint32_t off, uint64_t size, int lane) {
+  if (!(san::g_checks & san::kRace)) return;
+  const std::string why = san::unfenced_generic_write(x, off, uint32_t(size), lane, writes_through_async_proxy);
+  if (!why.empty()) x.fail_with(719, why, lane);
+}
+
+void h_proxy_fence(Exec& x, const Inst&, uint32_t mask) {
+  if (san::g_checks & san::kRace) san::proxy_fence(x, mask);
+}
+
 // cp.async.bulk [dst], [src], size{, [mbar]}: o[0] dst, o[1] src, o[2] size, o[3] mbar.
 void h_bulk(Exec& x, const Inst& in, uint32_t mask) {
   EMU_FOR_LANES(mask)
@@ -325,6 +341,7 @@ void h_bulk(Exec& x, const Inst& in, uint32_t mask) {
       const uint8_t* s;
       if (in.flags & cSmemToSmem) {
         const SmemRef sr = shared_target(x, Space::shared, false, src, size, lane);
+        check_proxy(x, sr.off, size, lane);
         s = sr.b->shared.data() + sr.off;
         EMU_SAN_ACCESS(x, x.pc, Space::shared, sr.off, size, lane, san::kRead);
       } else {
@@ -337,6 +354,7 @@ void h_bulk(Exec& x, const Inst& in, uint32_t mask) {
       complete_tx(x, mb, size, lane);
     } else {  // shared::cta -> global, a bulk async-group
       const SmemRef sr = shared_target(x, Space::shared, false, src, size, lane);
+      check_proxy(x, sr.off, size, lane);
       uint8_t* d = global_range(x, dst, size, lane, true);
       EMU_SAN_ACCESS(x, x.pc, Space::shared, sr.off, size, lane, san::kRead);
       std::memmove(d, sr.b->shared.data() + sr.off, size);
@@ -400,6 +418,7 @@ void h_tensor(Exec& x, const Inst& in, uint32_t mask) {
     if (sa % 128) x.fault(kErrMisaligned, "cp.async.bulk.tensor shared memory address not 128-byte aligned", sa, lane);
     if (in.flags & cPrefetch) continue;
     const SmemRef s = shared_target(x, Space::shared, load, sa, uint32_t(bytes), lane);
+    if (!load) check_proxy(x, s.off, bytes, lane);
     count_tma(bytes);
     const uint32_t sbits = d.swizzle == 1 ? 1 : d.swizzle == 2 ? 2 : d.swizzle == 3 ? 3 : 0;
     const uint32_t row = n[0] * es;  // bytes of one box row (dimension 0) in shared memory
@@ -475,6 +494,10 @@ Space mbar_space(DecodeCtx& d, const PInstr& p, bool* cluster) {
 
 bool decode_async(DecodeCtx& d, const PInstr& p, Inst& in) {
   const std::string& op = p.opcode;
+  if (op == "fence" && d.has(p, "proxy") && d.has(p, "async")) {  // fence.proxy.async{.space}
+    in.fn = h_proxy_fence;
+    return true;
+  }
   if (op == "mbarrier") {
     bool cluster;
     in.space = mbar_space(d, p, &cluster);

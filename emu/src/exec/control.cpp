@@ -129,6 +129,7 @@ bool decode_control(DecodeCtx& d, const PInstr& p, Inst& in) {
     in.fn = h_fence;
     return true;
   }
+  if (op == "fence" && d.has(p, "proxy") && d.has(p, "async")) return false;  // exec/async_copy.cpp
   if (op == "membar" || op == "fence" || op == "nanosleep" || op == "prefetch" ||
       op == "prefetchu" || op == "pmevent" || op == "griddepcontrol" || op == "discard" ||
       op == "applypriority") {

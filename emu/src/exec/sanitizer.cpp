@@ -399,6 +399,7 @@ struct TState {
   VCRef fence;    // what it knew at its last fence: a later strong write publishes it
   VCRef pending;  // taken by strong reads, known once a fence or barrier follows
   bool fenced = false;  // a fence since the thread's last strong write
+  uint32_t proxy_fence = 0;  // 1 + its clock at its last fence.proxy.async, 0: none
 };
 
 struct BarState {
@@ -1693,6 +1694,47 @@ struct LeakReport {
   }
 } g_leak_report;
 }  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// The async proxy: a generic-proxy write of shared memory is seen by a bulk copy only through a
+// fence.proxy.async after it, of the writing thread or (after a barrier) of the copying thread.
+void proxy_fence(Exec& x, uint32_t mask) {
+  BlockState* bs = x.b->san;
+  if (!bs || !(g_checks & kRace)) return;
+  for (uint32_t m = mask; m; m &= m - 1) {
+    const uint32_t t = x.w->index * 32 + uint32_t(__builtin_ctz(m));
+    bs->t[t].proxy_fence = bs->clock_of(t) + 1;
+    bs->tick(t);
+  }
+}
+
+std::string unfenced_generic_write(Exec& x, uint64_t a, uint32_t size, int lane, bool (*async_write)(const Inst&)) {
+  BlockState* bs = x.b->san;
+  if (!bs || !(g_checks & kRace) || !bs->shared.ok() || a + size > bs->shared.bytes()) return "";
+  const uint32_t me = x.w->index * 32 + uint32_t(lane);
+  auto unfenced = [&](SRec w) {
+    if (!w || s_clock(w) < bs->start) return false;  // none, or of an earlier block
+    const uint32_t pc = s_pc(w), tid = s_tid(w);
+    if (pc < x.k->code.size() && async_write(x.k->code[pc])) return false;
+    return bs->t[tid].proxy_fence <= s_clock(w) && bs->t[me].proxy_fence <= s_clock(w);
+  };
+  for (uint64_t g = a / 4; g < (a + size + 3) / 4; ++g) {
+    SCell* c = bs->shared.granule(g);
+    if (!c) continue;
+    SRec found = 0;
+    if (!is_split(*c)) {
+      if (unfenced(c->w)) found = c->w;
+    } else if (SCell* bytes = bs->shared.byte_cells(g)) {
+      for (int i = 0; i < 4 && !found; ++i)
+        if (unfenced(bytes[i].w)) found = bytes[i].w;
+    }
+    if (found)
+      return "shared memory at address " + hex(g * 4) + " was written through the generic proxy by " +
+             thread_name(*x.l, bs->block, s_tid(found)) + ", " + source_of(*x.k, s_pc(found)) +
+             ", and is read by this bulk copy (the async proxy) with no fence.proxy.async between them";
+  }
+  return "";
+}
 
 }  // namespace san
 }  // namespace emu

@@ -82,6 +82,14 @@ void bar_release(Block& b, uint32_t id);   // the barrier's count is complete
 // whose member masks name each other must give the same mask (synccheck).
 void collective_arrive(Exec& x, uint32_t mask);
 
+// --- the async proxy (exec/async_copy.cpp) ------------------------------------------------------
+void proxy_fence(Exec& x, uint32_t mask);  // fence.proxy.async by lanes `mask`
+// A bulk copy (the async proxy) of lane `lane` reads shared [a, a + size): the description of a
+// generic-proxy write there that no fence.proxy.async of its thread, or of the copying thread,
+// followed; "" when there is none or the race check is off. `async_write` tells the
+// instructions that write shared memory through the async proxy themselves.
+std::string unfenced_generic_write(Exec& x, uint64_t a, uint32_t size, int lane, bool (*async_write)(const Inst&));
+
 // --- launches and blocks ------------------------------------------------------------------------
 void block_start(Block& b);
 // Brackets a launch: finish() prints the launch's findings and throws the Fault that fails it

@@ -459,3 +459,7 @@ fault_kernel(tma_coord_misaligned KERNEL k_tile BLOCK "0,0,0" THREAD "0,0,0"
   INST "cp\\.async\\.bulk\\.tensor\\.2d\\."
   WHAT "cp\\.async\\.bulk\\.tensor coordinate 10 of dimension 0 starts the box 40 bytes into a row: not a multiple of 16 bytes at address 0x[0-9a-f]+"
   ERROR cudaErrorMisalignedAddress FIXED)
+fault_kernel(tma_store_unfenced KERNEL k_squares BLOCK "0,0,0" THREAD "0,0,0"
+  INST "cp\\.async\\.bulk\\.global\\.shared::cta\\.bulk_group "
+  WHAT "shared memory at address 0x0 was written through the generic proxy by block \\(0,0,0\\) thread \\(0,0,0\\), 'st\\.shared\\.[bsu]32 [^']*' at ([^\n]*[ (])?tma_store_unfenced\\.cu:[0-9]+, and is read by this bulk copy \\(the async proxy\\) with no fence\\.proxy\\.async between them"
+  ERROR cudaErrorLaunchFailure FIXED)
