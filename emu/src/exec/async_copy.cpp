@@ -192,8 +192,6 @@ void complete_tx(Exec& x, const SmemRef& r, uint32_t bytes, int lane) {
   settle(x, r, m, lane, "complete_tx of a bulk copy");
 }
 
-
-
 void h_mbarrier(Exec& x, const Inst& in, uint32_t mask) {
   const MOp op = MOp(in.aux);
   bool waited = false;
@@ -214,7 +212,7 @@ void h_mbarrier(Exec& x, const Inst& in, uint32_t mask) {
         std::memset(mbar_bytes(r), 0, 8);
         break;
       case m_arrive: {
-        EMU_SAN_ACCESS(x, x.pc, Space::shared, r.off, 8, lane, (in.flags & fRelaxed) ? kSanWait & ~san::kAcquire : kSanArrive);
+        EMU_SAN_ACCESS(x, x.pc, Space::shared, r.off, 8, lane, (in.flags & fRelaxed) ? kSanArrive & ~san::kRelease : kSanArrive);
         Mbar m = load(r);
         const uint32_t token_phase = m.phase;
         uint32_t count = 1;
@@ -483,6 +481,24 @@ void h_tensor(Exec& x, const Inst& in, uint32_t mask) {
 
 void h_nothing(Exec&, const Inst&, uint32_t) {}
 
+// cp.async.mbarrier.arrive{.noinc} [mbar]: an arrive-on once the thread's cp.async copies are
+// done (they complete here). Without .noinc the pending count is raised by one first, so the
+// arrive-on leaves it as it was; with .noinc it is one of the phase's arrivals.
+void h_cp_async_arrive(Exec& x, const Inst& in, uint32_t mask) {
+  EMU_FOR_LANES(mask)
+    const SmemRef r = mbar_target(x, x.address(in.o[0], lane), lane);
+    cp_async_complete_thread(x, lane);
+    EMU_SAN_ACCESS(x, x.pc, Space::shared, r.off, 8, lane, kSanArrive);
+    if (!in.aux) continue;
+    Mbar m = load(r);
+    if (m.pending == 0)
+      x.fail("cp.async.mbarrier.arrive.noinc on an " + describe(r, m) + ": more arrivals than the phase expects", lane);
+    m.pending -= 1;
+    store(r, m);
+    settle(x, r, m, lane, "cp.async.mbarrier.arrive.noinc");
+  EMU_END_LANES
+}
+
 // The state space of an mbarrier or copy operand: .shared::cta / .shared::cluster / .shared, or
 // generic without one.
 Space mbar_space(DecodeCtx& d, const PInstr& p, bool* cluster) {
@@ -550,6 +566,13 @@ bool decode_async(DecodeCtx& d, const PInstr& p, Inst& in) {
     } else {
       d.fail(p, "mbarrier operation not supported by the emulator");
     }
+    return true;
+  }
+  if (op == "cp" && d.has(p, "async") && d.has(p, "mbarrier") && d.has(p, "arrive")) {
+    Space sp = Space::shared;
+    in.o[0] = d.addr(p.ops.at(0), sp);  // o[0]: not a copy for the metrics
+    in.aux = d.has(p, "noinc");
+    in.fn = h_cp_async_arrive;
     return true;
   }
   if (op == "cp" && d.has(p, "async") && d.has(p, "bulk")) {

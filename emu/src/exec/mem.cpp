@@ -380,6 +380,17 @@ Type destination_width(DecodeCtx& d, const PTok& t) {
 
 }  // namespace
 
+// Completes every cp.async of the thread, committed or not: cp.async.mbarrier.arrive's arrive-on
+// waits for them (exec/async_copy.cpp).
+void cp_async_complete_thread(Exec& x, int lane) {
+  auto it = queues().find({x.b, x.w->index, lane});
+  if (it == queues().end()) return;
+  for (const auto& group : it->second.groups)
+    for (const PendingCopy& c : group) complete(x, c, lane);
+  for (const PendingCopy& c : it->second.open) complete(x, c, lane);
+  queues().erase(it);
+}
+
 bool decode_mem(DecodeCtx& d, const PInstr& p, Inst& in) {
   const std::string& op = p.opcode;
   const Type t = d.last_type(p);

@@ -76,6 +76,8 @@ bool decode_tensor(DecodeCtx& d, const PInstr& p, Inst& in);
 bool decode_control(DecodeCtx& d, const PInstr& p, Inst& in);
 // exec/async_copy.cpp: mbarrier, cp.async.bulk and cp.async.bulk.tensor.
 bool decode_async(DecodeCtx& d, const PInstr& p, Inst& in);
+// exec/mem.cpp: completes the thread's cp.async copies (for cp.async.mbarrier.arrive).
+void cp_async_complete_thread(Exec& x, int lane);
 // Why a lane suspended in mbarrier.try_wait (park_bar -2) waits, for a deadlock report.
 std::string mbarrier_wait_text(Exec& x, int lane);
 // exec/device_launch.cpp: the device runtime's launch functions (dynamic parallelism).

@@ -9,7 +9,7 @@
 //   phase's parity differs from P. test_wait(state) with the state an arrive returned: true when
 //   the phase that arrive arrived in has completed.
 // A second kernel runs a two-stage producer/consumer ring on full and empty barriers, whose sums
-// follow from the data alone.
+// follow from the data alone; a third arrives through cp.async.mbarrier.arrive.
 #include <cstdint>
 #include <vector>
 
@@ -166,6 +166,29 @@ __global__ void k_tokens(uint32_t* out) {
   }
 }
 
+// cp.async.mbarrier.arrive: the arrive-on happens once the thread's earlier cp.async copies are
+// complete. With .noinc it is one of the phase's arrivals (init counts it); without, the pending
+// count is raised by one first, so only the thread's own mbarrier.arrive counts.
+__global__ void k_cp_async_arrive(const uint32_t* in, uint32_t* out) {
+  __shared__ alignas(16) uint32_t a[128], b[128];
+  __shared__ uint64_t noinc, inc;
+  const int t = threadIdx.x;
+  if (t == 0) {
+    mb_init(&noinc, blockDim.x);
+    mb_init(&inc, blockDim.x);
+  }
+  __syncthreads();
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(smem(&a[t])), "l"(in + t) : "memory");
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" ::"r"(smem(&noinc)) : "memory");
+  mb_wait_parity(&noinc, 0);
+  out[t] = a[(t + 1) % 128];
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(smem(&b[t])), "l"(in + 128 + t) : "memory");
+  asm volatile("cp.async.mbarrier.arrive.shared::cta.b64 [%0];" ::"r"(smem(&inc)) : "memory");
+  mb_arrive(&inc, 1);
+  mb_wait_parity(&inc, 0);
+  out[128 + t] = b[(t + 5) % 128];
+}
+
 }  // namespace
 
 int main() {
@@ -228,6 +251,25 @@ int main() {
   CUDA_CHECK(cudaDeviceSynchronize());
   CUDA_CHECK(cudaMemcpy(out.data(), d_out, 64 * sizeof(uint32_t), cudaMemcpyDeviceToHost));
   for (int i = 0; i < 16; ++i) conf_check("mbarrier tokens", conf_fmt("round %d, warp %d: adds seen", i / 4, i % 4), out[i], 128u);
+
+  // cp.async.mbarrier.arrive: every copied word is there after the phase.
+  std::vector<uint32_t> words(256);
+  for (int i = 0; i < 256; ++i) words[i] = uint32_t(i * 40503u + 7);
+  uint32_t *d_words, *d_copied;
+  CUDA_CHECK(cudaMalloc(&d_words, 256 * 4));
+  CUDA_CHECK(cudaMalloc(&d_copied, 256 * 4));
+  CUDA_CHECK(cudaMemcpy(d_words, words.data(), 256 * 4, cudaMemcpyHostToDevice));
+  k_cp_async_arrive<<<1, 128>>>(d_words, d_copied);
+  CUDA_CHECK(cudaGetLastError());
+  CUDA_CHECK(cudaDeviceSynchronize());
+  std::vector<uint32_t> copied(256);
+  CUDA_CHECK(cudaMemcpy(copied.data(), d_copied, 256 * 4, cudaMemcpyDeviceToHost));
+  for (int t = 0; t < 128; ++t) {
+    conf_check("cp.async.mbarrier.arrive.noinc", conf_fmt("thread %d reads word %d", t, (t + 1) % 128), copied[t], words[(t + 1) % 128]);
+    conf_check("cp.async.mbarrier.arrive", conf_fmt("thread %d reads word %d", t, 128 + (t + 5) % 128), copied[128 + t], words[128 + (t + 5) % 128]);
+  }
+  CUDA_CHECK(cudaFree(d_words));
+  CUDA_CHECK(cudaFree(d_copied));
   CUDA_CHECK(cudaFree(d_out));
   CUDA_CHECK(cudaFree(d_in));
   CUDA_CHECK(cudaFree(d_sums));

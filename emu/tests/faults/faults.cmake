@@ -260,7 +260,7 @@ fault_fixed(memcpy_overrun)
 # A kernel the emulator cannot decode: its launch fails, and stickily, so that a program that
 # checks only cudaDeviceSynchronize (or nothing) cannot take the results it never got for zeros.
 gpu100_emu_fault(undecodable
-  "^gpu100 emulator: kernel [^\n]*k_fill_with_mbarrier[^\n]*: cannot decode 'mbarrier\\.init[^']*' in [^\n]*: instruction not supported by the emulator\n(undecodable: [^\n]* returned cudaErrorInvalidPtx\n)+undecodable: cudaErrorInvalidPtx from every call\n")
+  "^gpu100 emulator: kernel [^\n]*k_fill_with_multimem[^\n]*: cannot decode 'multimem\\.red[^']*' in [^\n]*: instruction not supported by the emulator\n(undecodable: [^\n]* returned cudaErrorInvalidPtx\n)+undecodable: cudaErrorInvalidPtx from every call\n")
 fault_fixed(undecodable)
 
 # --- the checks (GPU100_EMU_CHECK): racecheck, initcheck, synccheck, leaks ----------------------

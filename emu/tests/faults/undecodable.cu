@@ -1,5 +1,6 @@
 // A kernel the emulator cannot run: it holds an instruction the emulator does not decode
-// (mbarrier.init, which it does not emulate; a GPU runs it). The launch fails before any thread
+// (multimem.red, a reduction through an NVLink multicast object, which it does not emulate; a
+// GPU decodes it). The launch fails before any thread
 // runs, so nothing the kernel should write is written. A program that checks only
 // cudaDeviceSynchronize, or reads its results without checking at all, must still learn of it:
 // the failure is sticky, as a fault is. Expected: the emulator names the instruction, and
@@ -12,13 +13,11 @@
 
 constexpr int kN = 64;
 
-__global__ void k_fill_with_mbarrier(int* out, int use_barrier) {
-  __shared__ uint64_t bar;
+__global__ void k_fill_with_multimem(int* out, int use_multimem) {
   const int t = threadIdx.x;
-  // Never executed (use_barrier is 0), but the emulator decodes a kernel before it runs it.
-  if (use_barrier && t == 0)
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(
-                     static_cast<uint32_t>(__cvta_generic_to_shared(&bar))), "r"(kN)
+  // Never executed (use_multimem is 0), but the emulator decodes a kernel before it runs it.
+  if (use_multimem && t == 0)
+    asm volatile("multimem.red.relaxed.sys.global.add.u32 [%0], %1;" ::"l"(out), "r"(kN)
                  : "memory");  // PLANTED
   out[t] = 3 * t + 1;
 }
@@ -48,7 +47,7 @@ int main(int argc, char** argv) {
   CHECK(cudaMalloc(&out, kN * sizeof(int)));
   CHECK(cudaMemset(out, 0, kN * sizeof(int)));
   if (fixed) k_fill<<<1, kN>>>(out);
-  else k_fill_with_mbarrier<<<1, kN>>>(out, 0);
+  else k_fill_with_multimem<<<1, kN>>>(out, 0);
   const cudaError_t want = fixed ? cudaSuccess : cudaErrorInvalidPtx;
   bool ok = same("cudaDeviceSynchronize", cudaDeviceSynchronize(), want);
   ok &= same("cudaGetLastError", cudaGetLastError(), want);
