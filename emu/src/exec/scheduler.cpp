@@ -266,6 +266,19 @@ void complete_collectives(Exec& x, Warp& w, const Inst* code) {
   x.pc = saved_pc;
 }
 
+// An instruction that may suspend some of its lanes (Ctl::wait: mbarrier.try_wait). True when
+// it did: the others move past it and the warp regroups.
+__attribute__((noinline)) bool wait_step(Exec& x, const Inst& in, uint32_t mask, uint32_t active) {
+  Warp& w = *x.w;
+  if (active) {
+    if (in.metric) metrics::memory(x, in, active);
+    in.fn(x, in, active);
+  }
+  if (!(w.parked & mask)) return false;
+  for (uint32_t m = mask & ~w.parked; m; m &= m - 1) w.pc[__builtin_ctz(m)] = x.pc + 1;
+  return true;
+}
+
 // Runs up to `budget` warp-instructions of warp w. Returns how many ran. Traced is the traced
 // warp of --trace (exec/debug.h): the same loop, reporting each instruction.
 template <bool Traced>
@@ -503,15 +516,13 @@ uint64_t run_warp(Sched& s, Block& b, Warp& w, uint64_t budget) {
           regroup = true;
           continue;
         }
-        case Ctl::wait:  // the handler suspends the lanes that must wait (mbarrier.try_wait)
-          if (active) {
-            if (in.metric) metrics::memory(x, in, active);
-            in.fn(x, in, active);
+        case Ctl::wait: [[unlikely]]  // the handler suspends the lanes that must wait (try_wait)
+          if (wait_step(x, in, mask, active)) {
+            regroup = true;
+            continue;
           }
-          if (!(w.parked & mask)) { ++pc; break; }
-          for (uint32_t m = mask & ~w.parked; m; m &= m - 1) w.pc[__builtin_ctz(m)] = pc + 1;
-          regroup = true;
-          continue;
+          ++pc;
+          break;
         case Ctl::warpsync:
         case Ctl::collective: {
           if (!active) { ++pc; break; }
