@@ -6,6 +6,7 @@
 //  80  u8 box - 1 [5]       85  u8 element strides [5]   the rest 0
 #include "runtime/tensor_map.h"
 
+#include <cstdio>
 #include <cstring>
 
 namespace emu::tmap {
@@ -21,6 +22,13 @@ uint32_t checksum(const uint8_t* b) {
     h = (h ^ v) * 16777619u;
   }
   return h;
+}
+
+// "[i]", to name an element of an argument array.
+std::string at(uint32_t i) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "[%u]", i);
+  return buf;
 }
 
 int invalid(std::string* why, const std::string& rule) {
@@ -71,7 +79,7 @@ int encode_tiled(void* map, uint32_t dtype, uint32_t rank, void* address, const 
   if (!dims || !box || !estrides || (rank > 1 && !strides))
     return invalid(why, "globalDim, globalStrides, boxDim or elementStrides is NULL");
   for (uint32_t i = 0; i < rank; ++i) {
-    const std::string d = "[" + std::to_string(i) + "]";
+    const std::string d = at(i);
     if (dims[i] == 0 || dims[i] > (1ull << 32))
       return invalid(why, "globalDim" + d + " must be non-zero and at most 2^32");
     if (box[i] == 0 || box[i] > 256) return invalid(why, "boxDim" + d + " must be non-zero and at most 256");
@@ -79,7 +87,7 @@ int encode_tiled(void* map, uint32_t dtype, uint32_t rank, void* address, const 
       return invalid(why, "elementStrides" + d + " must be non-zero and at most 8");
   }
   for (uint32_t i = 0; i + 1 < rank; ++i) {
-    const std::string d = "[" + std::to_string(i) + "]";
+    const std::string d = at(i);
     if (strides[i] % 16) return invalid(why, "globalStrides" + d + " must be a multiple of 16");
     if (strides[i] >= (1ull << 40)) return invalid(why, "globalStrides" + d + " must be less than 2^40");
     if (interleave == 2 && strides[i] % 32)
