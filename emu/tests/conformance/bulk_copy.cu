@@ -2,11 +2,16 @@
 // cp.async.bulk"): a global -> shared copy of `size` bytes (a multiple of 16, both addresses
 // 16-byte aligned) whose completion performs complete-tx(size) on the mbarrier it names, and a
 // shared -> global copy tracked by bulk async-groups (commit_group, wait_group). The values
-// expected are the bytes copied: the destination must equal the source exactly.
+// expected are the bytes copied: the destination must equal the source exactly. Under the
+// emulator the TMA metrics are checked too (include/gpu100_emu_metrics.h: one request per copy a
+// thread issues, and its bytes).
+#include <dlfcn.h>
+
 #include <cstdint>
 #include <vector>
 
 #include "conf_common.h"
+#include "gpu100_emu_metrics.h"
 
 namespace {
 
@@ -80,14 +85,34 @@ int main() {
   const int blocks = 3;
   std::vector<uint32_t> in(blocks * kWords);
   for (size_t i = 0; i < in.size(); ++i) in[i] = uint32_t(i * 0x9E3779B9u);
+  // The pieces each block loads (the kernel's loop), for the metrics.
+  unsigned long long pieces = 0;
+  for (uint32_t at = 0, i = 0; at < kWords * 4; ++i) {
+    uint32_t size = 16 * (1 + i % 7);
+    if (at + size > kWords * 4) size = kWords * 4 - at;
+    at += size;
+    ++pieces;
+  }
+  auto read = reinterpret_cast<Gpu100EmuMetricsFn>(dlsym(RTLD_DEFAULT, GPU100_EMU_METRICS_SYMBOL));
+  Gpu100EmuMetrics before{}, after{};
+  before.size = after.size = sizeof before;
   uint32_t *d_in, *d_out, *d_phase;
   CUDA_CHECK(cudaMalloc(&d_in, in.size() * 4));
   CUDA_CHECK(cudaMalloc(&d_out, in.size() * 4));
   CUDA_CHECK(cudaMalloc(&d_phase, blocks * 4));
   CUDA_CHECK(cudaMemcpy(d_in, in.data(), in.size() * 4, cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaDeviceSynchronize());
+  if (read) read(&before);
   k_bulk<<<blocks, 128>>>(d_in, d_out, d_phase);
   CUDA_CHECK(cudaGetLastError());
   CUDA_CHECK(cudaDeviceSynchronize());
+  if (read) {
+    read(&after);
+    gpu100_emu_metrics_diff(&after, &before);
+    // Per block: the load pieces and one store, 4 KiB each way.
+    conf_check("metrics", "tma_requests", after.tma_requests, blocks * (pieces + 1));
+    conf_check("metrics", "tma_bytes", after.tma_bytes, blocks * 2ull * kWords * 4);
+  }
   std::vector<uint32_t> out(in.size()), phase(blocks);
   CUDA_CHECK(cudaMemcpy(out.data(), d_out, out.size() * 4, cudaMemcpyDeviceToHost));
   CUDA_CHECK(cudaMemcpy(phase.data(), d_phase, blocks * 4, cudaMemcpyDeviceToHost));
