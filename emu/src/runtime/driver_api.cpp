@@ -112,6 +112,7 @@ cudaError_t cudaGetDriverEntryPoint(const char* symbol, void** fn, unsigned long
 }
 cudaError_t cudaGetDriverEntryPoint_ptsz(const char* symbol, void** fn, unsigned long long flags,
                                          cudaDriverEntryPointQueryResult* status) {
-  return cudaGetDriverEntryPoint(symbol, fn, flags, status);
+  (void)flags;
+  return entry_point(symbol, fn, CUDART_VERSION, status);
 }
 }
