@@ -330,6 +330,7 @@ uint64_t run_warp(Sched& s, Block& b, Warp& w, uint64_t budget) {
       }
       if constexpr (Traced) debug::step(x, pc, mask, active);
       EMU_SAN_STEP(x, in, mask, active);
+      if (__builtin_expect(wgmma::g_pending != 0, 0)) wgmma::step(x, in);
       switch (in.ctl) {
         case Ctl::normal:
           if (active) {
@@ -721,6 +722,7 @@ void init_block(Sched& s, Block& b, uint32_t linear) {
     Warp& w = b.warps[i];
     w.exited = w.parked = 0;
     w.calls.reset();
+    w.wgmma.reset();
     std::fill(std::begin(w.pc), std::end(w.pc), 0u);
     w.block = &b;
     w.index = i;
