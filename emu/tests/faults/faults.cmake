@@ -433,3 +433,13 @@ target_compile_options(fault_fast_math_tolerance PRIVATE $<$<COMPILE_LANGUAGE:CU
 fault_fixed(fast_math_tolerance)
 set_tests_properties(emu.fault.fast_math_tolerance emu.fault.fast_math_tolerance.fixed PROPERTIES
   ENVIRONMENT "LD_LIBRARY_PATH=${GPU100_EMU_LIB_DIR};GPU100_EMU_CHECK=all;GPU100_EMU_APPROX=bound-random;GPU100_EMU_SEED=1")
+# --- warpgroup MMA (sm_90a) ---------------------------------------------------------------------
+fault_kernel(wgmma_early_read KERNEL k_product BLOCK "0,0,0" THREAD "(0|32|64|96),0,0"
+  INST "st\\.global\\.v4\\.f32 "
+  WHAT "register %f[0-9]+ is an accumulator of the wgmma\\.mma_async 'wgmma\\.mma_async\\.sync\\.aligned\\.m64n8k16[^']*' at wgmma_early_read\\.cu:[0-9]+, read or written before the wgmma\\.wait_group that covers it"
+  ERROR cudaErrorIllegalInstruction FIXED)
+fault_kernel(wgmma_desc_oob KERNEL k_product BLOCK "0,0,0" THREAD "(0|32|64|96),0,0"
+  INST "wgmma\\.mma_async\\."
+  WHAT "wgmma\\.mma_async: the shared-memory descriptor of B \\(0x[0-9a-f]+: start 0x900, LBO 128, SBO 256, no swizzle, K-major\\) reaches byte 0x900 for element \\(0, 0\\), outside the block's 2304 bytes of shared memory at address 0x900"
+  ERROR cudaErrorIllegalAddress FIXED)
+set_target_properties(fault_wgmma_early_read fault_wgmma_desc_oob PROPERTIES CUDA_ARCHITECTURES 90a)
