@@ -21,8 +21,10 @@
 //     that every sum is exact in the accumulator type, whatever the order or internal precision,
 //     so the comparison is bit-exact on the emulator and on a GPU alike; tf32 inputs carry junk in
 //     their low 13 bits, which the ISA says wgmma ignores.
-// --plant changes one expected element of every case: every case must then fail (the program
-// exits 0 only if they all do).
+// Under the emulator (found through dlsym, as conf_metrics does) each launch's metrics must also
+// count the instructions (one per warpgroup) and their 2 M N K operations.
+// --plant changes one expected element (and the expected metrics) of every case: every case must
+// then fail (the program exits 0 only if they all do).
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -31,7 +33,10 @@
 #include <string>
 #include <vector>
 
+#include <dlfcn.h>
+
 #include "conf_common.h"
+#include "gpu100_emu_metrics.h"
 
 namespace {
 
@@ -510,9 +515,23 @@ void run_case(const Case& cs) {
            cs.ksteps, cs.scale_d};
   const int smem = int(total) + 1024;
   CUDA_CHECK(cudaFuncSetAttribute(k_wgmma<Op>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  static const auto metrics = reinterpret_cast<Gpu100EmuMetricsFn>(dlsym(RTLD_DEFAULT, GPU100_EMU_METRICS_SYMBOL));
+  Gpu100EmuMetrics before = {sizeof before}, after = {sizeof after};
+  if (metrics) metrics(&before);
   k_wgmma<Op><<<1, 128, smem>>>(p);
   CUDA_CHECK(cudaGetLastError());
   CUDA_CHECK(cudaDeviceSynchronize());
+  bool metrics_ok = true;
+  if (metrics) {
+    metrics(&after);
+    gpu100_emu_metrics_diff(&after, &before);
+    const unsigned long long want_inst = unsigned(cs.ksteps) + g_plant, want_ops = 2ull * 64 * N * K * cs.ksteps + g_plant;
+    if (after.wgmma_instructions != want_inst || after.wgmma_flops != want_ops) {
+      metrics_ok = false;
+      std::printf("%s: metrics wgmma_instructions=%llu wgmma_flops=%llu, expected %llu and %llu\n", cs.name.c_str(),
+                  after.wgmma_instructions, after.wgmma_flops, want_inst, want_ops);
+    }
+  }
   std::vector<uint32_t> got(c.size());
   CUDA_CHECK(cudaMemcpy(got.data(), d_d, got.size() * 4, cudaMemcpyDeviceToHost));
   CUDA_CHECK(cudaFree(d_img));
@@ -527,10 +546,9 @@ void run_case(const Case& cs) {
                   got[i], expect[i]);
   }
   ++g_cases;
-  if (bad) {
-    ++g_failed_cases;
-    std::printf("%s: %d of %zu registers differ\n", cs.name.c_str(), bad, got.size());
-  }
+  if (!metrics_ok) conf_check_text(cs.name.c_str(), "metrics", false, "differ", "equal");
+  if (bad) std::printf("%s: %d of %zu registers differ\n", cs.name.c_str(), bad, got.size());
+  if (bad || !metrics_ok) ++g_failed_cases;
   conf_check_text(cs.name.c_str(), "CPU GEMM", bad == 0, bad ? "differs" : "equal", "equal");
 }
 

@@ -443,3 +443,8 @@ fault_kernel(wgmma_desc_oob KERNEL k_product BLOCK "0,0,0" THREAD "(0|32|64|96),
   WHAT "wgmma\\.mma_async: the shared-memory descriptor of B \\(0x[0-9a-f]+: start 0x900, LBO 128, SBO 256, no swizzle, K-major\\) reaches byte 0x900 for element \\(0, 0\\), outside the block's 2304 bytes of shared memory at address 0x900"
   ERROR cudaErrorIllegalAddress FIXED)
 set_target_properties(fault_wgmma_early_read fault_wgmma_desc_oob PROPERTIES CUDA_ARCHITECTURES 90a)
+fault_kernel(setmaxnreg_mismatch KERNEL k_regs BLOCK "0,0,0" THREAD "(0|32|64|96),0,0"
+  INST "setmaxnreg\\.inc\\.sync\\.aligned\\.u32 "
+  WHAT "setmaxnreg: warp [0-3] of the same warpgroup executed 'setmaxnreg\\.inc\\.sync\\.aligned\\.u32 2[34][02];' at setmaxnreg_mismatch\\.cu:[0-9]+ there \\(every warp of a warpgroup must execute the same setmaxnreg\\)"
+  ERROR cudaErrorIllegalInstruction FIXED)
+set_target_properties(fault_setmaxnreg_mismatch PROPERTIES CUDA_ARCHITECTURES 90a)
