@@ -77,7 +77,7 @@ bool decode_wgmma(DecodeCtx& d, const PInstr& p, Inst& in);  // exec/wgmma.cpp
 namespace wgmma {
 // Warps with wgmma.mma_async in flight; while nonzero the scheduler calls step() before each
 // warp-instruction, which stops an access to a register of an in-flight wgmma.
-extern uint32_t g_pending;
+extern __attribute__((visibility("hidden"))) uint32_t g_pending;
 void step(Exec& x, const Inst& in);
 }  // namespace wgmma
 bool decode_control(DecodeCtx& d, const PInstr& p, Inst& in);

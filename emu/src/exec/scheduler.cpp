@@ -329,8 +329,11 @@ uint64_t run_warp(Sched& s, Block& b, Warp& w, uint64_t budget) {
         active = mask & (in.guard_neg ? ~truth : truth);
       }
       if constexpr (Traced) debug::step(x, pc, mask, active);
-      EMU_SAN_STEP(x, in, mask, active);
-      if (__builtin_expect(wgmma::g_pending != 0, 0)) wgmma::step(x, in);
+      // One branch for both per-instruction hooks (undefined values, in-flight wgmma registers).
+      if (__builtin_expect((san::g_undefined | wgmma::g_pending) != 0, 0)) {
+        EMU_SAN_STEP(x, in, mask, active);
+        if (wgmma::g_pending) wgmma::step(x, in);
+      }
       switch (in.ctl) {
         case Ctl::normal:
           if (active) {
