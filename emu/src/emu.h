@@ -132,7 +132,7 @@ struct Inst;
 using Handler = void (*)(Exec&, const Inst&, uint32_t mask);
 
 // What the scheduler must do with an instruction beyond calling its handler.
-enum class Ctl : uint8_t { normal, bra, exit, bar, warpsync, collective, call, ret, trap };
+enum class Ctl : uint8_t { normal, bra, exit, bar, warpsync, collective, call, ret, trap, wait };
 
 struct Inst {
   Handler fn = nullptr;

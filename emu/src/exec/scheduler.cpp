@@ -507,6 +507,15 @@ uint64_t run_warp(Sched& s, Block& b, Warp& w, uint64_t budget) {
           regroup = true;
           continue;
         }
+        case Ctl::wait:  // the handler suspends the lanes that must wait (mbarrier.try_wait)
+          if (active) {
+            if (in.metric) metrics::memory(x, in, active);
+            in.fn(x, in, active);
+          }
+          if (!(w.parked & mask)) { ++pc; break; }
+          for (uint32_t m = mask & ~w.parked; m; m &= m - 1) w.pc[__builtin_ctz(m)] = pc + 1;
+          regroup = true;
+          continue;
         case Ctl::warpsync:
         case Ctl::collective: {
           if (!active) { ++pc; break; }

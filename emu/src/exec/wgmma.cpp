@@ -29,7 +29,9 @@ struct WgmmaState {
   std::vector<uint32_t> issuer;  // per register: the pc of the last one
   std::vector<uint8_t> is_a;     // per register: used as an A register (1) or accumulator (0)
   std::vector<std::vector<uint32_t>> groups;  // committed, oldest first: registers
+  std::vector<uint64_t> group_end;            // per committed group: `issued` at its commit
   std::vector<uint32_t> open;                 // of instructions not yet committed
+  uint64_t issued = 0;                        // wgmma.mma_async executed by the warp
   bool counted = false;                       // counted in g_wgmma_pending
   std::vector<std::pair<uint32_t, uint32_t>> setmaxnreg;  // (pc, count), in order
   ~WgmmaState();
@@ -161,6 +163,37 @@ struct SmemReader {
 
 constexpr int kMaxN = 256, kMaxK = 32;
 
+// A warpgroup's wgmma.mma_async is one operation of its four warps: it completes only once every
+// warp has issued it. A warp's wgmma.wait_group therefore also waits until the other warps of the
+// warpgroup have issued the instructions of the groups it retires (each warp reads its operands
+// when it issues, so no warp passes the wait while another has yet to read shared memory).
+constexpr int8_t kParkWgmma = -3;  // Warp::park_bar of lanes suspended in wgmma.wait_group
+
+uint64_t warpgroup_issued(const Exec& x) {
+  uint64_t least = ~0ull;
+  const uint32_t first = x.w->index / 4 * 4;
+  for (uint32_t j = first; j < first + 4 && j < x.b->warps.size(); ++j) {
+    const Warp& o = x.b->warps[j];
+    least = std::min<uint64_t>(least, o.wgmma ? o.wgmma->issued : 0);
+  }
+  return least;
+}
+
+// Resumes the warps of x's warpgroup suspended in a wait whose instructions have all been issued.
+void release_waiters(Exec& x) {
+  const uint64_t least = warpgroup_issued(x);
+  const uint32_t first = x.w->index / 4 * 4;
+  for (uint32_t j = first; j < first + 4 && j < x.b->warps.size(); ++j) {
+    Warp& o = x.b->warps[j];
+    for (uint32_t p = o.parked; p; p &= p - 1) {
+      const int lane = __builtin_ctz(p);
+      if (o.park_bar[lane] != kParkWgmma || o.park_member[lane] > least) continue;
+      o.pc[lane] = o.park_pc[lane] + 1;
+      o.parked &= ~(1u << lane);
+    }
+  }
+}
+
 void h_wgmma(Exec& x, const Inst& in, uint32_t m) {
   require_warpgroup(x, m, "wgmma.mma_async");
   const ElemType ta = type_at(in.flags, 0), tb = type_at(in.flags, 1), td = type_at(in.flags, 2);
@@ -260,6 +293,8 @@ void h_wgmma(Exec& x, const Inst& in, uint32_t m) {
   if (in.flags & kARegs)
     for (int i = 0; i < in.o[1].count; ++i) use(x.vec(in.o[1], i), 1);
   recount(s);
+  ++s.issued;
+  release_waiters(x);
 
   if (wi == 0) ++metrics::g_counts.wgmma_instructions;
   metrics::g_counts.wgmma_flops += 2ull * 16 * N * K;
@@ -267,11 +302,13 @@ void h_wgmma(Exec& x, const Inst& in, uint32_t m) {
 
 void h_fence(Exec& x, const Inst&, uint32_t m) { require_warpgroup(x, m, "wgmma.fence"); }
 
+
 void h_commit(Exec& x, const Inst&, uint32_t m) {
   require_warpgroup(x, m, "wgmma.commit_group");
   WgmmaState& s = state(x);
   s.groups.emplace_back();
   s.groups.back().swap(s.open);
+  s.group_end.push_back(s.issued);
   recount(s);
 }
 
@@ -280,10 +317,21 @@ void h_wait(Exec& x, const Inst& in, uint32_t m) {
   WgmmaState& s = state(x);
   const size_t keep = in.aux;
   size_t retire = s.groups.size() > keep ? s.groups.size() - keep : 0;
+  if (!retire) return;
   for (size_t g = 0; g < retire; ++g)
     for (uint32_t r : s.groups[g]) --s.uses[r];
+  const uint64_t need = s.group_end[retire - 1];
   s.groups.erase(s.groups.begin(), s.groups.begin() + long(retire));
+  s.group_end.erase(s.group_end.begin(), s.group_end.begin() + long(retire));
   recount(s);
+  if (warpgroup_issued(x) >= need) return;
+  // Suspended until the other warps have issued them (release_waiters).
+  EMU_FOR_LANES(m)
+    x.w->park_pc[lane] = x.pc;
+    x.w->park_bar[lane] = kParkWgmma;
+    x.w->park_member[lane] = uint32_t(std::min<uint64_t>(need, 0xFFFFFFFFu));
+  EMU_END_LANES
+  x.w->parked |= m;
 }
 
 // setmaxnreg.{inc,dec}.sync.aligned.u32 n: the count must be in 24..256 and a multiple of 8, and
@@ -448,6 +496,7 @@ bool decode_wgmma(DecodeCtx& d, const PInstr& p, Inst& in) {
     else if (d.has(p, "commit_group")) in.fn = h_commit;
     else if (d.has(p, "wait_group")) {
       in.aux = uint32_t(immediate(d, p, 0, "wgmma.wait_group's N"));
+      in.ctl = Ctl::wait;  // may suspend the warp (h_wait)
       in.fn = h_wait;
     } else {
       d.fail(p, "wgmma form not supported");
