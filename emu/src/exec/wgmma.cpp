@@ -294,6 +294,7 @@ void h_wgmma(Exec& x, const Inst& in, uint32_t m) {
     for (int i = 0; i < in.o[1].count; ++i) use(x.vec(in.o[1], i), 1);
   recount(s);
   ++s.issued;
+  if (warpgroup_issued(x) == s.issued) san::threads_sync(*x.b, x.w->index / 4 * 128, 128);
   release_waiters(x);
 
   if (wi == 0) ++metrics::g_counts.wgmma_instructions;
