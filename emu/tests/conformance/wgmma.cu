@@ -4,7 +4,8 @@
 // matrix descriptor or from registers, B through a descriptor; every canonical shared-memory
 // layout the ISA defines (K-major and, for f16/bf16, MN-major; no swizzle, 32B, 64B, 128B);
 // scale-d 0 and 1, imm-scale-a/b of -1, several instructions chained on one accumulator (the
-// descriptor's start address advanced along K), then wgmma.commit_group and wgmma.wait_group 0.
+// descriptor's start address advanced along K), then wgmma.commit_group and wgmma.wait_group 0,
+// after which one thread overwrites the operands without waiting for the others.
 //
 // Everything expected comes from the PTX ISA, computed here on the host:
 //   - the shared-memory images are written from the canonical layouts ("Shared Memory Matrix
@@ -287,6 +288,11 @@ __global__ void k_wgmma(Params p) {
   }
   asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
   asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+  // The warpgroup's instructions are complete once any of its threads returns from the wait: the
+  // first thread may overwrite the operands at once, without a barrier, as a loop loading the
+  // next tile does.
+  if (tid == 0)
+    for (uint32_t i = 0; i < p.img_bytes / 4; ++i) reinterpret_cast<uint32_t*>(smem)[i] = 0xFFFFFFFFu;
   for (int r = 0; r < Op::R; ++r) p.d[tid * Op::R + r] = d[r];
 }
 
