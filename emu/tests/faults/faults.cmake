@@ -433,6 +433,7 @@ target_compile_options(fault_fast_math_tolerance PRIVATE $<$<COMPILE_LANGUAGE:CU
 fault_fixed(fast_math_tolerance)
 set_tests_properties(emu.fault.fast_math_tolerance emu.fault.fast_math_tolerance.fixed PROPERTIES
   ENVIRONMENT "LD_LIBRARY_PATH=${GPU100_EMU_LIB_DIR};GPU100_EMU_CHECK=all;GPU100_EMU_APPROX=bound-random;GPU100_EMU_SEED=1")
+
 # --- warpgroup MMA (sm_90a) ---------------------------------------------------------------------
 fault_kernel(wgmma_early_read KERNEL k_product BLOCK "0,0,0" THREAD "(0|32|64|96),0,0"
   INST "st\\.global\\.v4\\.f32 "
