@@ -47,6 +47,10 @@
  *   mbarrier_waits          warp-level mbarrier.try_wait / test_wait executions in which a
  *                           thread found its phase incomplete (test_wait returned false,
  *                           try_wait suspended the thread)
+ *   wgmma_instructions      wgmma.mma_async executed by a warpgroup (each counts once for its
+ *                           four warps)
+ *   wgmma_flops             2 M N K of each of them (a multiply and an add per product; the
+ *                           integer types count the same way)
  */
 #ifndef GPU100_EMU_METRICS_H
 #define GPU100_EMU_METRICS_H
@@ -71,6 +75,7 @@ typedef struct Gpu100EmuMetrics {
   unsigned long long local_load_requests, local_store_requests;
   unsigned long long device_bytes_live, device_bytes_peak;
   unsigned long long tma_requests, tma_bytes, mbarrier_waits;
+  unsigned long long wgmma_instructions, wgmma_flops;
 } Gpu100EmuMetrics;
 
 typedef void (*Gpu100EmuMetricsFn)(Gpu100EmuMetrics* out);
@@ -78,8 +83,8 @@ typedef void (*Gpu100EmuResetPeakFn)(void);
 #define GPU100_EMU_METRICS_SYMBOL "gpu100_emu_metrics"
 #define GPU100_EMU_RESET_PEAK_SYMBOL "gpu100_emu_metrics_reset_peak"
 
-/* The cumulative counters, in the order above (launches .. local_store_requests,
- * then tma_requests .. mbarrier_waits): X(name) for
+/* The cumulative counters, in the order above (launches .. local_store_requests, then
+ * tma_requests .. wgmma_flops, which follow the byte counts in the struct): X(name) for
  * each, to print them or to take the difference of two readings. */
 #define GPU100_EMU_METRICS_COUNTERS(X)                                                   \
   X(launches) X(blocks) X(warp_instructions) X(thread_instructions) X(branches)          \
@@ -89,7 +94,8 @@ typedef void (*Gpu100EmuResetPeakFn)(void);
   X(shared_load_ideal_wavefronts) X(shared_store_requests) X(shared_store_wavefronts)  \
   X(shared_store_ideal_wavefronts) X(global_atomic_requests) X(global_atomic_threads)  \
   X(shared_atomic_requests) X(shared_atomic_threads) X(local_load_requests)            \
-  X(local_store_requests) X(tma_requests) X(tma_bytes) X(mbarrier_waits)
+  X(local_store_requests) X(tma_requests) X(tma_bytes) X(mbarrier_waits)               \
+  X(wgmma_instructions) X(wgmma_flops)
 
 /* after -= before, for the cumulative counters; the byte counts keep after's values. */
 static inline void gpu100_emu_metrics_diff(Gpu100EmuMetrics* after, const Gpu100EmuMetrics* before) {

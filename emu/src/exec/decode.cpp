@@ -315,7 +315,7 @@ void decode_function(Module& m, Kernel& k, const PFunc& f, bool is_entry) {
           ok = decode_control(d, p, in) || decode_alu(d, p, in) || decode_float(d, p, in) ||
                decode_cvt(d, p, in) || decode_mem(d, p, in) || decode_warp(d, p, in) ||
                decode_tensor(d, p, in) || decode_texture(d, p, in) ||
-               decode_async(d, p, in);
+               decode_async(d, p, in) || decode_wgmma(d, p, in);
         } catch (const std::runtime_error& e) {
           // A family's own d.fail already names the statement.
           if (std::string_view(e.what()).starts_with("cannot decode '")) throw;

@@ -54,6 +54,7 @@ struct Dim3 {
 
 struct Block;
 struct Launch;
+struct WgmmaState;  // exec/wgmma.cpp
 namespace san { struct BlockState; }
 
 struct Warp {
@@ -86,6 +87,7 @@ struct Warp {
   }
   uint8_t* local = nullptr;      // local memory of lane 0; lane l at local + l * local_bytes
   uint64_t steps = 0;
+  std::shared_ptr<WgmmaState> wgmma;  // wgmma.mma_async in flight, setmaxnreg (exec/wgmma.cpp)
   bool done() const { return ((exited | ~valid)) == 0xFFFFFFFFu; }
   uint32_t ready() const { return valid & ~exited & ~parked; }
 };

@@ -73,6 +73,13 @@ bool decode_cvt(DecodeCtx& d, const PInstr& p, Inst& in);
 bool decode_mem(DecodeCtx& d, const PInstr& p, Inst& in);
 bool decode_warp(DecodeCtx& d, const PInstr& p, Inst& in);
 bool decode_tensor(DecodeCtx& d, const PInstr& p, Inst& in);
+bool decode_wgmma(DecodeCtx& d, const PInstr& p, Inst& in);  // exec/wgmma.cpp
+namespace wgmma {
+// Warps with wgmma.mma_async in flight; while nonzero the scheduler calls step() before each
+// warp-instruction, which stops an access to a register of an in-flight wgmma.
+extern __attribute__((visibility("hidden"))) uint32_t g_pending;
+void step(Exec& x, const Inst& in);
+}  // namespace wgmma
 bool decode_control(DecodeCtx& d, const PInstr& p, Inst& in);
 // exec/async_copy.cpp: mbarrier, cp.async.bulk and cp.async.bulk.tensor.
 bool decode_async(DecodeCtx& d, const PInstr& p, Inst& in);

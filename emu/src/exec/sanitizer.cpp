@@ -1265,6 +1265,22 @@ void warp_sync(Exec& x, uint32_t mask) {
   }
 }
 
+void threads_sync(Block& b, uint32_t first, uint32_t count) {
+  BlockState* bs = b.san;
+  if (!bs || !(g_checks & kRace)) return;
+  VCRef j;
+  std::vector<Entry> own;
+  for (uint32_t t = first; t < first + count && t < bs->tpb; ++t) {
+    if (bs->t[t].vc) j = join(j, bs->t[t].vc);
+    own.push_back({vkey(bs->block, t), bs->clock_of(t)});
+  }
+  j = join(j, make_vc(std::move(own)));
+  for (uint32_t t = first; t < first + count && t < bs->tpb; ++t) {
+    bs->set_vc(t, j);
+    bs->tick(t);
+  }
+}
+
 void bar_arrive(Exec& x, uint32_t id, uint32_t count, uint32_t mask, bool arrive_only) {
   BlockState* bs = x.b->san;
   if (!bs || id >= 16) return;

@@ -74,6 +74,10 @@ void undefined_step(Exec& x, const Inst& in, uint32_t mask, uint32_t active);
 // --- synchronization ----------------------------------------------------------------------------
 void fence(Exec& x, uint32_t mask);        // membar / fence.sc / fence.acq_rel
 void warp_sync(Exec& x, uint32_t mask);    // bar.warp.sync completing among `mask`
+// Threads first .. first+count-1 of the block synchronize with each other (the last warp of a
+// warpgroup issuing a wgmma.mma_async: the operation, and so every warp's reads, completes only
+// then, before any of the warps' wgmma.wait_group returns).
+void threads_sync(Block& b, uint32_t first, uint32_t count);
 // Lanes `mask` of x's warp arrive at barrier `id` (bar.arrive when `arrive_only`); `count` is the
 // instruction's thread count, 0 when it names none (the whole block).
 void bar_arrive(Exec& x, uint32_t id, uint32_t count, uint32_t mask, bool arrive_only);

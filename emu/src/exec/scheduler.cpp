@@ -342,7 +342,11 @@ uint64_t run_warp(Sched& s, Block& b, Warp& w, uint64_t budget) {
         active = mask & (in.guard_neg ? ~truth : truth);
       }
       if constexpr (Traced) debug::step(x, pc, mask, active);
-      EMU_SAN_STEP(x, in, mask, active);
+      // One branch for both per-instruction hooks (undefined values, in-flight wgmma registers).
+      if (__builtin_expect((san::g_undefined | wgmma::g_pending) != 0, 0)) {
+        EMU_SAN_STEP(x, in, mask, active);
+        if (wgmma::g_pending) wgmma::step(x, in);
+      }
       switch (in.ctl) {
         case Ctl::normal:
           if (active) {
@@ -743,6 +747,7 @@ void init_block(Sched& s, Block& b, uint32_t linear) {
     Warp& w = b.warps[i];
     w.exited = w.parked = 0;
     w.calls.reset();
+    w.wgmma.reset();
     std::fill(std::begin(w.pc), std::end(w.pc), 0u);
     w.block = &b;
     w.index = i;

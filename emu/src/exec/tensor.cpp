@@ -826,4 +826,8 @@ void wmma_mma(const WmmaDesc& desc, const WarpFrag& a, const WarpFrag& b, const 
           b, c, d);
 }
 
+uint32_t truncate_accumulate_f32(const double* x, int n, int bits) {
+  return truncated_sum_f32(x, n, bits);
+}
+
 }  // namespace emu::tensor

@@ -285,6 +285,9 @@ inline void wmma_mma(ElemType ab, ElemType ctype, ElemType dtype, const WarpFrag
 
 // ---------------------------------------------------------------------------------------------
 // Scalar helpers used above, exposed for the emulator and the tests.
+// Accum::Mode::Truncate for one .f32 result: the exact addends x[0..n) (C, when it is added, and
+// the products) cut, summed and rounded as described at Accum; returns the f32 bits.
+uint32_t truncate_accumulate_f32(const double* x, int n, int bits);
 double f16_to_double(uint16_t bits);
 double bf16_to_double(uint16_t bits);
 // Rounds to nearest even, overflow to infinity, NaN to 0x7fff.

@@ -463,3 +463,19 @@ fault_kernel(tma_store_unfenced KERNEL k_squares BLOCK "0,0,0" THREAD "0,0,0"
   INST "cp\\.async\\.bulk\\.global\\.shared::cta\\.bulk_group "
   WHAT "shared memory at address 0x0 was written through the generic proxy by block \\(0,0,0\\) thread \\(0,0,0\\), 'st\\.shared\\.[bsu]32 [^']*' at ([^\n]*[ (])?tma_store_unfenced\\.cu:[0-9]+, and is read by this bulk copy \\(the async proxy\\) with no fence\\.proxy\\.async between them"
   ERROR cudaErrorLaunchFailure FIXED)
+
+# --- warpgroup MMA (sm_90a) ---------------------------------------------------------------------
+fault_kernel(wgmma_early_read KERNEL k_product BLOCK "0,0,0" THREAD "(0|32|64|96),0,0"
+  INST "st\\.global\\.v4\\.f32 "
+  WHAT "register %f[0-9]+ is an accumulator of the wgmma\\.mma_async 'wgmma\\.mma_async\\.sync\\.aligned\\.m64n8k16[^']*' at wgmma_early_read\\.cu:[0-9]+, read or written before the wgmma\\.wait_group that covers it"
+  ERROR cudaErrorIllegalInstruction FIXED)
+fault_kernel(wgmma_desc_oob KERNEL k_product BLOCK "0,0,0" THREAD "(0|32|64|96),0,0"
+  INST "wgmma\\.mma_async\\."
+  WHAT "wgmma\\.mma_async: the shared-memory descriptor of B \\(0x[0-9a-f]+: start 0x900, LBO 128, SBO 256, no swizzle, K-major\\) reaches byte 0x900 for element \\(0, 0\\), outside the block's 2304 bytes of shared memory at address 0x900"
+  ERROR cudaErrorIllegalAddress FIXED)
+set_target_properties(fault_wgmma_early_read fault_wgmma_desc_oob PROPERTIES CUDA_ARCHITECTURES 90a)
+fault_kernel(setmaxnreg_mismatch KERNEL k_regs BLOCK "0,0,0" THREAD "(0|32|64|96),0,0"
+  INST "setmaxnreg\\.inc\\.sync\\.aligned\\.u32 "
+  WHAT "setmaxnreg: warp [0-3] of the same warpgroup executed 'setmaxnreg\\.inc\\.sync\\.aligned\\.u32 2[34][02];' at setmaxnreg_mismatch\\.cu:[0-9]+ there \\(every warp of a warpgroup must execute the same setmaxnreg\\)"
+  ERROR cudaErrorIllegalInstruction FIXED)
+set_target_properties(fault_setmaxnreg_mismatch PROPERTIES CUDA_ARCHITECTURES 90a)
