@@ -74,6 +74,9 @@ bool decode_mem(DecodeCtx& d, const PInstr& p, Inst& in);
 bool decode_warp(DecodeCtx& d, const PInstr& p, Inst& in);
 bool decode_tensor(DecodeCtx& d, const PInstr& p, Inst& in);
 bool decode_control(DecodeCtx& d, const PInstr& p, Inst& in);
+// exec/cluster.cpp: mapa, getctarank, barrier.cluster, and the cluster special registers.
+bool decode_cluster(DecodeCtx& d, const PInstr& p, Inst& in);
+bool cluster_sreg_of(const std::string& name, uint32_t* id);
 // exec/device_launch.cpp: the device runtime's launch functions (dynamic parallelism).
 bool decode_device_runtime_call(DecodeCtx& d, const std::string& callee, const Operand& ret,
                                 const PTok* args, Inst& in);

@@ -82,6 +82,16 @@ void bar_release(Block& b, uint32_t id);   // the barrier's count is complete
 // whose member masks name each other must give the same mask (synccheck).
 void collective_arrive(Exec& x, uint32_t mask);
 
+// --- clusters (exec/cluster.cpp) ------------------------------------------------------------------
+// barrier.cluster: lanes `mask` arrive (releasing what they did unless .relaxed); a phase of the
+// cluster completes; thread t of block b passes its wait (acquiring what the arrivals released).
+void cluster_arrive(Exec& x, uint64_t cluster, uint32_t mask, bool release);
+void cluster_complete(uint64_t cluster);
+void cluster_acquire(Block& b, uint32_t t, uint64_t cluster);
+// Block b's threads have all exited: accesses of other blocks to its shared memory that nothing
+// ordered before that are reported.
+void cluster_block_exit(Block& b);
+
 // --- launches and blocks ------------------------------------------------------------------------
 void block_start(Block& b);
 // Brackets a launch: finish() prints the launch's findings and throws the Fault that fails it
