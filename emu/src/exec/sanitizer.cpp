@@ -1298,6 +1298,12 @@ void dsmem_access(Exec& x, BlockState* bs, uint32_t pc, uint64_t a, uint32_t siz
   });
   if (local) return;
   if ((g_checks & kInit) && (kind & kRead) && !(kind & kWrite) && unwritten) dsmem_uninit(c, *tb);
+  // A write from another block initializes the bytes for the owner's own reads: its record there
+  // has the owner's start clock, below the owner's floor (ordered; its conflicts are checked here).
+  if (wr && owner.shared.ok() && off + size <= owner.shared.bytes())
+    walk(owner.shared, off, size, [&](SCell& cell, uint32_t) {
+      if (s_clock(cell.w) < owner.start) cell.w = s_make(owner.start, pc, 0, 0);
+    });
   auto& last = owner.remote[me.key];
   if (c.clock >= last.first) last = {c.clock, pc};
 }
@@ -1678,6 +1684,7 @@ void block_start(Block& b) {
   if (g_mem && b.launch->cluster.count() > 1) {
     s.dsmem.release();
     s.dsmem.ensure(b.launch->smem_bytes);
+    s.floor = s.top = start + 1;  // records stamped with the start clock are ordered (dsmem_access)
   }
   for (BarState& bar : s.bars) bar.reset();
   for (WarpUndefined& u : s.undefined) {
