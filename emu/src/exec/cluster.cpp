@@ -396,6 +396,7 @@ std::string name(const Block& b) {
 void deadlock(const Launch& l, Block* first, size_t n) {
   const Kernel& k = *l.kernel;
   std::string head, lines;
+  bool head_at_cluster_barrier = false;  // the head names a warp at the cluster barrier if any
   for (size_t i = 0; i < n; ++i) {
     Block& b = first[i];
     if (b.done) continue;
@@ -433,10 +434,12 @@ void deadlock(const Launch& l, Block* first, size_t n) {
         char lanes[32];
         std::snprintf(lanes, sizeof lanes, "0x%08x", group);
         const std::string where = thread_text(b, w.index * 32 + uint32_t(lane0));
-        if (head.empty())
+        if (head.empty() || (bar == kBarrier && !head_at_cluster_barrier)) {
+          head_at_cluster_barrier = bar == kBarrier;
           head = "kernel " + k.name + ", " + where + ", " + source_of(k, pc) +
                  ": deadlock: every warp of the cluster waits, and no thread is left to complete "
                  "what they wait for:";
+        }
         lines += "\n  " + name(b) + " warp " + std::to_string(w.index) + " (lanes " + lanes + ") at " +
                  source_of(k, pc) + ": " + why;
       }
