@@ -41,6 +41,11 @@
  *   global_atomic_{requests,threads}  atom/red on global memory: warp requests, thread operations
  *   shared_atomic_{requests,threads}  the same on shared memory
  *   local_{load,store}_requests   l1tex__t_requests_pipe_lsu_mem_local_op_{ld,st}
+ *   dsmem_requests          ld/st/atom/red executions by a warp with at least one thread
+ *                           accessing another block's shared memory (distributed shared memory,
+ *                           thread block clusters); those threads' shared accesses are not in
+ *                           the shared counts above
+ *   dsmem_bytes             the bytes those threads accessed in other blocks' shared memory
  */
 #ifndef GPU100_EMU_METRICS_H
 #define GPU100_EMU_METRICS_H
@@ -64,6 +69,7 @@ typedef struct Gpu100EmuMetrics {
   unsigned long long shared_atomic_requests, shared_atomic_threads;
   unsigned long long local_load_requests, local_store_requests;
   unsigned long long device_bytes_live, device_bytes_peak;
+  unsigned long long dsmem_requests, dsmem_bytes;
 } Gpu100EmuMetrics;
 
 typedef void (*Gpu100EmuMetricsFn)(Gpu100EmuMetrics* out);
@@ -81,7 +87,7 @@ typedef void (*Gpu100EmuResetPeakFn)(void);
   X(shared_load_ideal_wavefronts) X(shared_store_requests) X(shared_store_wavefronts)  \
   X(shared_store_ideal_wavefronts) X(global_atomic_requests) X(global_atomic_threads)  \
   X(shared_atomic_requests) X(shared_atomic_threads) X(local_load_requests)            \
-  X(local_store_requests)
+  X(local_store_requests) X(dsmem_requests) X(dsmem_bytes)
 
 /* after -= before, for the cumulative counters; the byte counts keep after's values. */
 static inline void gpu100_emu_metrics_diff(Gpu100EmuMetrics* after, const Gpu100EmuMetrics* before) {

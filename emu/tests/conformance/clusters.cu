@@ -13,13 +13,16 @@
 // --plant adds one to every expected value (and expects success where an error is due): the
 // program must then fail every check.
 #include <cuda_runtime.h>
+#include <dlfcn.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
 
 #include "conf_common.h"
+#include "gpu100_emu_metrics.h"
 
 namespace {
 
@@ -225,12 +228,23 @@ void test_dsmem() {
       }
     }
   }
-  // The generic form.
+  // The generic form. Under the emulator, its metrics too (found with dlsym; a GPU has none):
+  // each of the 4 blocks' 2 warps stores once into the next block's shared memory, 32 threads
+  // of 4 bytes: 8 DSMEM requests, 8 * 32 * 4 bytes; its own shared reads are not DSMEM.
+  auto get = reinterpret_cast<Gpu100EmuMetricsFn>(dlsym(RTLD_DEFAULT, GPU100_EMU_METRICS_SYMBOL));
+  Gpu100EmuMetrics before = {sizeof before}, after = {sizeof after};
+  if (get) get(&before);
   unsigned* d = nullptr;
   CUDA_CHECK(cudaMalloc(&d, 4 * 64 * sizeof(unsigned)));
   void* args[] = {&d};
   CUDA_CHECK(launch_ex(reinterpret_cast<const void*>(k_generic), dim3(4), dim3(64), dim3(4), true, args));
   CUDA_CHECK(cudaDeviceSynchronize());
+  if (get) {
+    get(&after);
+    gpu100_emu_metrics_diff(&after, &before);
+    conf_check("metrics dsmem_requests", "k_generic, 4 blocks of 2 warps", after.dsmem_requests, pl(8));
+    conf_check("metrics dsmem_bytes", "k_generic, 4 blocks of 2 warps", after.dsmem_bytes, pl(8 * 32 * 4));
+  }
   std::vector<unsigned> g(4 * 64);
   CUDA_CHECK(cudaMemcpy(g.data(), d, g.size() * 4, cudaMemcpyDeviceToHost));
   CUDA_CHECK(cudaFree(d));
