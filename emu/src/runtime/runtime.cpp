@@ -433,18 +433,27 @@ cudaError_t cluster_dims(const KernelRecord& rec, dim3 grid, const dim3* given, 
     has_required = true;
   }
   dim3 c = has_required ? required : dim3(1, 1, 1);
+  auto dims = [](dim3 d) { return std::to_string(d.x) + "x" + std::to_string(d.y) + "x" + std::to_string(d.z); };
+  auto refuse = [&](const std::string& why) {
+    say("kernel " + rec.name + ": " + why);
+    return cudaErrorInvalidClusterSize;
+  };
   if (given) {
-    if (given->x == 0 || given->y == 0 || given->z == 0) return cudaErrorInvalidClusterSize;
+    if (given->x == 0 || given->y == 0 || given->z == 0) return refuse("a cluster dimension of 0");
     if (has_required && (given->x != required.x || given->y != required.y || given->z != required.z))
-      return cudaErrorInvalidClusterSize;
+      return refuse("launched with clusters of " + dims(*given) + ", but its cluster size is " + dims(required) +
+                    (k.cluster_dims[0] ? " (__cluster_dims__: fixed at compile time)" : " (cudaFuncAttributeRequiredCluster*)"));
     c = *given;
   } else if (!has_required && (k.explicit_cluster || rec.cluster_must_be_set)) {
-    return cudaErrorInvalidClusterSize;  // a kernel that must be launched with a cluster
+    return refuse("must be launched with a cluster dimension, and none was given");
   }
   const uint64_t size = uint64_t(c.x) * c.y * c.z;
   const uint64_t limit = rec.non_portable_cluster ? 16 : 8;
-  if (size > limit) return cudaErrorInvalidClusterSize;
-  if (check_grid && (grid.x % c.x || grid.y % c.y || grid.z % c.z)) return cudaErrorInvalidClusterSize;
+  if (size > limit)
+    return refuse("a cluster of " + std::to_string(size) + " blocks: at most " + std::to_string(limit) +
+                  (rec.non_portable_cluster ? "" : " (the portable size; 16 with cudaFuncAttributeNonPortableClusterSizeAllowed)"));
+  if (check_grid && (grid.x % c.x || grid.y % c.y || grid.z % c.z))
+    return refuse("the grid " + dims(grid) + " is not a whole number of clusters of " + dims(c));
   *out = c;
   *named = given || has_required;
   return cudaSuccess;
@@ -1060,6 +1069,7 @@ const char* cudaGetErrorName(cudaError_t e) {
     EMU_E(cudaErrorStreamCaptureUnsupported) EMU_E(cudaErrorStreamCaptureInvalidated)
     EMU_E(cudaErrorInvalidSymbol) EMU_E(cudaErrorLaunchOutOfResources) EMU_E(cudaErrorInvalidMemcpyDirection)
     EMU_E(cudaErrorGraphExecUpdateFailure) EMU_E(cudaErrorIllegalState)
+    EMU_E(cudaErrorInvalidClusterSize) EMU_E(cudaErrorNotPermitted)
 #undef EMU_E
     default: return "cudaErrorUnknown";
   }
@@ -1082,6 +1092,8 @@ const char* cudaGetErrorString(cudaError_t e) {
     case cudaErrorCooperativeLaunchTooLarge: return "too many blocks in cooperative launch";
     case cudaErrorInvalidKernelImage: return "device kernel image is invalid";
     case cudaErrorInvalidPtx: return "a PTX JIT compilation failed";
+    case cudaErrorInvalidClusterSize: return "a kernel launch error has occurred due to cluster misconfiguration";
+    case cudaErrorNotPermitted: return "operation not permitted";
     default: return cudaGetErrorName(e);
   }
 }
