@@ -460,7 +460,7 @@ cudaError_t cluster_dims(const KernelRecord& rec, dim3 grid, const dim3* given, 
 }
 
 cudaError_t prepare(const void* func, dim3 grid, dim3 block, void** args, size_t smem,
-                    LaunchRequest& req) {
+                    LaunchRequest& req, const dim3* cluster = nullptr) {
   cudaError_t err = cudaSuccess;
   KernelRecord* rec = kernel_of(func, &err);
   if (!rec) return err;
@@ -477,6 +477,9 @@ cudaError_t prepare(const void* func, dim3 grid, dim3 block, void** args, size_t
   const size_t dyn_limit = rec->max_dynamic_smem >= 0 ? size_t(rec->max_dynamic_smem)
                                                        : size_t(c.smem_per_block) - std::min<size_t>(c.smem_per_block, k.static_smem);
   if (smem > dyn_limit || k.static_smem + smem > size_t(c.smem_per_block_optin)) return cudaErrorInvalidValue;
+  // Clusters: the launch attribute's dimensions or the kernel's own (graph kernel nodes too).
+  if (cudaError_t e = cluster_dims(*rec, grid, cluster, &req.cluster, &req.explicit_cluster); e != cudaSuccess)
+    return e;
   req.rec = rec;
   req.grid = grid;
   req.block = block;
@@ -1011,9 +1014,7 @@ static cudaError_t launch_common(const void* func, dim3 grid, dim3 block, void**
   EMU_STICKY();
   Node n;
   n.kind = Node::kernel;
-  cudaError_t e = prepare(func, grid, block, args, smem, n.launch);
-  if (e != cudaSuccess) return launch_refused(e);
-  e = cluster_dims(*n.launch.rec, grid, cluster, &n.launch.cluster, &n.launch.explicit_cluster);
+  cudaError_t e = prepare(func, grid, block, args, smem, n.launch, cluster);
   if (e != cudaSuccess) return launch_refused(e);
   n.launch.cooperative = cooperative;
   if (cooperative) {  // refused at the launch, before the grid is queued

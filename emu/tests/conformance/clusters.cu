@@ -107,13 +107,13 @@ __global__ void k_generic(unsigned* out) {
   out[blockIdx.x * blockDim.x + threadIdx.x] = s[threadIdx.x];
 }
 
-// barrier.cluster ordering: rank 0's warp 1 waits for a flag nobody sets before the barrier; the
-// order in which each block passes its steps is recorded with a global counter: every block's
-// "before" step must precede every block's "after" step.
+// barrier.cluster ordering: the order in which each block passes its steps is recorded with a
+// global atomic counter: every block's "before" step must precede every block's "after" step.
+// The arrive is .relaxed: it orders no memory, but the wait still waits for every arrival.
 __global__ void k_order(unsigned* ticket, unsigned* order) {
   const unsigned b = blockIdx.x;
   if (threadIdx.x == 0) order[2 * b] = atomicAdd(ticket, 1);
-  asm volatile("barrier.cluster.arrive;\n\tbarrier.cluster.wait;" ::: "memory");
+  asm volatile("barrier.cluster.arrive.relaxed;\n\tbarrier.cluster.wait;" ::: "memory");
   if (threadIdx.x == 0) order[2 * b + 1] = atomicAdd(ticket, 1);
 }
 

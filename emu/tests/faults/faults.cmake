@@ -439,6 +439,10 @@ set_tests_properties(emu.fault.fast_math_tolerance emu.fault.fast_math_tolerance
 fault_check(race_dsmem KERNEL k_pass BLOCK "1,0,0" THREAD "0,0,0"
   INST "ld\\.shared\\.[bsu]32 "
   WHAT "race on distributed shared memory at offset 0x0 of the shared memory of block \\(1,0,0\\) \\(rank 1 of cluster \\(0,0,0\\)\\): this read of 4 bytes and an earlier write by block \\(0,0,0\\) thread \\(0,0,0\\), 'st(\\.shared::cluster)?\\.[bsu]32 [^']*' at ([^\n]*[ (])?race_dsmem\\.cu:@PARTNER@([^0-9,][^,]*)?, with no cluster barrier [^\n]* ordering them")
+# The same through a cluster barrier whose arrive is .relaxed: it releases nothing.
+fault_check(race_dsmem_relaxed KERNEL k_relay BLOCK "1,0,0" THREAD "0,0,0"
+  INST "ld\\.shared\\.[bsu]32 "
+  WHAT "race on distributed shared memory at offset 0x0 of the shared memory of block \\(1,0,0\\) \\(rank 1 of cluster \\(0,0,0\\)\\): this read of 4 bytes and an earlier write by block \\(0,0,0\\) thread \\(0,0,0\\), 'st(\\.shared::cluster)?\\.[bsu]32 [^']*' at ([^\n]*[ (])?race_dsmem_relaxed\\.cu:@PARTNER@([^0-9,][^,]*)?, with no cluster barrier [^\n]* ordering them")
 # A block exits while another block of its cluster may still read its shared memory.
 fault_check(dsmem_exit KERNEL k_fetch BLOCK "1,0,0" THREAD "[0-9]+,0,0"
   INST "ld(\\.shared::cluster)?\\.[bsu]32 "
