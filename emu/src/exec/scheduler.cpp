@@ -159,12 +159,14 @@ uint8_t* Exec::addr_slow(Space space, uint64_t a, uint32_t size, int lane, bool 
       return reinterpret_cast<uint8_t*>(a);
     }
     case Space::shared:
-      if ((a >> cluster::kRankShift) && l->clusters) return cluster::remote_shared(*this, a, size, lane, write);
-      if (a + size > b->shared.size())
+      if (a + size > b->shared.size()) {
+        // A shared::cluster address of another block lies past every block's window.
+        if ((a >> cluster::kRankShift) && l->clusters) return cluster::remote_shared(*this, a, size, lane, write);
         fault(kErrIllegalAddress,
               "shared memory access outside the block's " + std::to_string(b->shared.size()) +
                   " bytes",
               a, lane);
+      }
       return b->shared.data() + a;
     case Space::local: {
       const uint32_t lb = k->local_bytes;
