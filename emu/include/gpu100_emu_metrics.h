@@ -51,6 +51,11 @@
  *                           four warps)
  *   wgmma_flops             2 M N K of each of them (a multiply and an add per product; the
  *                           integer types count the same way)
+ *   dsmem_requests          ld/st/atom/red executions by a warp with at least one thread
+ *                           accessing another block's shared memory (distributed shared memory,
+ *                           thread block clusters); those threads' shared accesses are not in
+ *                           the shared counts above
+ *   dsmem_bytes             the bytes those threads accessed in other blocks' shared memory
  */
 #ifndef GPU100_EMU_METRICS_H
 #define GPU100_EMU_METRICS_H
@@ -76,6 +81,7 @@ typedef struct Gpu100EmuMetrics {
   unsigned long long device_bytes_live, device_bytes_peak;
   unsigned long long tma_requests, tma_bytes, mbarrier_waits;
   unsigned long long wgmma_instructions, wgmma_flops;
+  unsigned long long dsmem_requests, dsmem_bytes;
 } Gpu100EmuMetrics;
 
 typedef void (*Gpu100EmuMetricsFn)(Gpu100EmuMetrics* out);
@@ -84,7 +90,7 @@ typedef void (*Gpu100EmuResetPeakFn)(void);
 #define GPU100_EMU_RESET_PEAK_SYMBOL "gpu100_emu_metrics_reset_peak"
 
 /* The cumulative counters, in the order above (launches .. local_store_requests, then
- * tma_requests .. wgmma_flops, which follow the byte counts in the struct): X(name) for
+ * tma_requests .. dsmem_bytes, which follow the byte counts in the struct): X(name) for
  * each, to print them or to take the difference of two readings. */
 #define GPU100_EMU_METRICS_COUNTERS(X)                                                   \
   X(launches) X(blocks) X(warp_instructions) X(thread_instructions) X(branches)          \
@@ -95,7 +101,7 @@ typedef void (*Gpu100EmuResetPeakFn)(void);
   X(shared_store_ideal_wavefronts) X(global_atomic_requests) X(global_atomic_threads)  \
   X(shared_atomic_requests) X(shared_atomic_threads) X(local_load_requests)            \
   X(local_store_requests) X(tma_requests) X(tma_bytes) X(mbarrier_waits)               \
-  X(wgmma_instructions) X(wgmma_flops)
+  X(wgmma_instructions) X(wgmma_flops) X(dsmem_requests) X(dsmem_bytes)
 
 /* after -= before, for the cumulative counters; the byte counts keep after's values. */
 static inline void gpu100_emu_metrics_diff(Gpu100EmuMetrics* after, const Gpu100EmuMetrics* before) {

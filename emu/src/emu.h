@@ -95,6 +95,9 @@ struct PFunc {
   std::vector<PParam> params, rets;
   std::vector<PStmt> body;
   int maxntid[3] = {0, 0, 0}, reqntid[3] = {0, 0, 0};
+  int reqnctapercluster[3] = {0, 0, 0};  // .reqnctapercluster (__cluster_dims__)
+  bool explicitcluster = false;          // .explicitcluster
+  int maxclusterrank = 0;                // .maxclusterrank
 };
 
 struct PModule {
@@ -124,7 +127,12 @@ enum SReg : uint32_t {
   sr_ctaid_z, sr_nctaid_x, sr_nctaid_y, sr_nctaid_z, sr_laneid, sr_warpid, sr_nwarpid, sr_smid,
   sr_nsmid, sr_lanemask_eq, sr_lanemask_le, sr_lanemask_lt, sr_lanemask_ge, sr_lanemask_gt,
   sr_clock, sr_clock64, sr_globaltimer, sr_envreg0, sr_gridid = sr_envreg0 + 32,
-  sr_dynamic_smem_size, sr_total_smem_size, sr_clusterid, sr_count
+  sr_dynamic_smem_size, sr_total_smem_size, sr_clusterid,
+  // Clusters (exec/cluster.cpp): the first of them is sr_cluster_ctarank.
+  sr_cluster_ctarank, sr_cluster_nctarank, sr_cluster_ctaid_x, sr_cluster_ctaid_y,
+  sr_cluster_ctaid_z, sr_cluster_nctaid_x, sr_cluster_nctaid_y, sr_cluster_nctaid_z,
+  sr_clusterid_x, sr_clusterid_y, sr_clusterid_z, sr_nclusterid_x, sr_nclusterid_y,
+  sr_nclusterid_z, sr_is_explicit_cluster, sr_count
 };
 
 struct Exec;
@@ -132,7 +140,7 @@ struct Inst;
 using Handler = void (*)(Exec&, const Inst&, uint32_t mask);
 
 // What the scheduler must do with an instruction beyond calling its handler.
-enum class Ctl : uint8_t { normal, bra, exit, bar, warpsync, collective, call, ret, trap, wait };
+enum class Ctl : uint8_t { normal, bra, exit, bar, warpsync, collective, call, ret, trap, wait, cluster };
 
 struct Inst {
   Handler fn = nullptr;
@@ -198,6 +206,12 @@ struct Kernel {
   int regs = -1;
   uint32_t sass_frame_bytes = 0;
   bool uses_call = false;
+  // Clusters: the dimensions the PTX requires (.reqnctapercluster; 0: none), whether it must be
+  // launched as a cluster (.explicitcluster), and whether its code uses cluster features.
+  uint32_t cluster_dims[3] = {0, 0, 0};
+  bool explicit_cluster = false;
+  int max_cluster_rank = 0;
+  bool uses_cluster = false;
   // Functions (.func) are decoded into `code` after the entry; calls jump to them.
   std::map<std::string, uint32_t> func_entry;
   // Each function's parameter slots and return slot (-1: none) in local memory, and the

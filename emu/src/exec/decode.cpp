@@ -28,6 +28,7 @@ SReg sreg_of(const std::string& name, bool* ok) {
       {"%total_smem_size", sr_total_smem_size}};
   auto it = table.find(name);
   if (it != table.end()) { *ok = true; return SReg(it->second); }
+  if (uint32_t id; cluster_sreg_of(name, &id)) { *ok = true; return SReg(id); }
   if (name.rfind("%envreg", 0) == 0) {
     *ok = true;
     return SReg(sr_envreg0 + std::atoi(name.c_str() + 7));
@@ -75,6 +76,7 @@ Operand DecodeCtx::op(const PTok& t, Type hint) {
       if (!ok) throw std::runtime_error("unknown register " + t.text);
       o.kind = OK::sreg;
       o.reg = s;
+      if (s >= sr_cluster_ctarank) k.uses_cluster = true;
       return o;
     }
     case PTok::imm:
@@ -312,7 +314,7 @@ void decode_function(Module& m, Kernel& k, const PFunc& f, bool is_entry) {
         }
         bool ok = false;
         try {
-          ok = decode_control(d, p, in) || decode_alu(d, p, in) || decode_float(d, p, in) ||
+          ok = decode_cluster(d, p, in) || decode_control(d, p, in) || decode_alu(d, p, in) || decode_float(d, p, in) ||
                decode_cvt(d, p, in) || decode_mem(d, p, in) || decode_warp(d, p, in) ||
                decode_tensor(d, p, in) || decode_texture(d, p, in) ||
                decode_async(d, p, in) || decode_wgmma(d, p, in);
@@ -382,6 +384,11 @@ Kernel* Module::kernel(const std::string& name) {
     c.local_end = fs.local_end;
   }
   k->reqntid = f->reqntid[0] ? f->reqntid[0] * std::max(1, f->reqntid[1]) * std::max(1, f->reqntid[2]) : 0;
+  for (int i = 0; i < 3; ++i) k->cluster_dims[i] = uint32_t(std::max(0, f->reqnctapercluster[i]));
+  if (k->cluster_dims[0] || k->cluster_dims[1] || k->cluster_dims[2])
+    for (uint32_t& c : k->cluster_dims) c = std::max(1u, c);
+  k->explicit_cluster = f->explicitcluster || k->cluster_dims[0];
+  k->max_cluster_rank = f->maxclusterrank;
   k->maxntid = f->maxntid[0] ? f->maxntid[0] * std::max(1, f->maxntid[1]) * std::max(1, f->maxntid[2]) : 0;
   Kernel* raw = k.get();
   kernels[name] = std::move(k);

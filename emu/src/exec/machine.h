@@ -56,6 +56,7 @@ struct Block;
 struct Launch;
 struct WgmmaState;  // exec/wgmma.cpp
 namespace san { struct BlockState; }
+namespace cluster { struct Cta; struct Clusters; }  // exec/cluster.cpp
 
 struct Warp {
   Block* block = nullptr;
@@ -116,6 +117,7 @@ struct Block {
   uint32_t exited_threads = 0;
   bool done = false;
   san::BlockState* san = nullptr;  // the checks' state of the block (exec/sanitizer.cpp)
+  cluster::Cta* cluster = nullptr; // its cluster, when the launch has any (exec/cluster.cpp)
 };
 
 // A kernel launched from the device (dynamic parallelism, exec/device_launch.cpp), waiting for
@@ -145,6 +147,11 @@ struct Launch {
   std::vector<ChildLaunch> children;         // launched by this grid's threads, in issue order
   std::map<uint32_t, int> last_error;        // cudaGetLastError() on the device, per thread
   std::vector<uint64_t> streams;             // created on the device by this grid's threads
+  // Thread block clusters (exec/cluster.cpp): the cluster's dimensions in blocks (1x1x1 without
+  // one), whether the launch named them (%is_explicit_cluster), and their state while it runs.
+  Dim3 cluster;
+  bool explicit_cluster = false;
+  cluster::Clusters* clusters = nullptr;
 };
 
 // Dynamic parallelism. A device function pointer to a kernel (`mov.u64 %rd, kernel;`) is a

@@ -436,6 +436,7 @@ bool decode_mem(DecodeCtx& d, const PInstr& p, Inst& in) {
     in.o[2] = d.op(p.ops.at(i++), t);
     if (in.aux == a_cas) in.o[3] = d.op(p.ops.at(i++), t);
     if (in.space == Space::konst) d.fail(p, "atomic on constant memory");
+    in.type = t;  // the operand's type (the metrics count its bytes)
     in.flags |= san::decode_semantics(op, p.mods);
     for (const std::string& s : p.mods)
       if (s == "v2" || s == "v4" || s == "v8") in.vec = uint8_t(s[1] - '0');

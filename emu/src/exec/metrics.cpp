@@ -28,6 +28,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "exec/cluster.h"
 #include "exec/ops.h"
 
 namespace emu::metrics {
@@ -106,6 +107,21 @@ void shared_request(const uint64_t* offset, uint32_t lanes, uint32_t width,
   }
 }
 
+// Distributed shared memory: of the shared accesses `lanes` (offset[lane] in the shared window),
+// those naming another block of the cluster are counted as DSMEM; returns them.
+uint32_t dsmem(const Exec& x, const uint64_t* offset, uint32_t lanes, uint32_t width) {
+  uint32_t remote = 0;
+  for (uint32_t m = lanes; m; m &= m - 1) {
+    const int lane = __builtin_ctz(m);
+    if ((offset[lane] >> cluster::kRankShift) && cluster::target(x, offset[lane]) != x.b) remote |= 1u << lane;
+  }
+  if (remote) {
+    ++g_counts.dsmem_requests;
+    g_counts.dsmem_bytes += uint64_t(__builtin_popcount(remote)) * width;
+  }
+  return remote;
+}
+
 // A load or store (or the global side of cp.async) by `lanes` of `width` bytes each.
 void access(const Exec& x, const Operand& op, uint32_t lanes, uint32_t width, Space space, bool store) {
   Gpu100EmuMetrics& c = g_counts;
@@ -172,6 +188,7 @@ void access(const Exec& x, const Operand& op, uint32_t lanes, uint32_t width, Sp
     }
     by_lane[lane] = a;
   }
+  if (shared && x.l->clusters) shared &= ~dsmem(x, by_lane, shared, width);
   if (shared) {
     if (store) shared_request(by_lane, shared, width, c.shared_store_requests, c.shared_store_wavefronts, c.shared_store_ideal_wavefronts);
     else shared_request(by_lane, shared, width, c.shared_load_requests, c.shared_load_wavefronts, c.shared_load_ideal_wavefronts);
@@ -186,7 +203,7 @@ void access(const Exec& x, const Operand& op, uint32_t lanes, uint32_t width, Sp
   }
 }
 
-void atomic(const Exec& x, const Operand& op, uint32_t lanes, Space space) {
+void atomic(const Exec& x, const Operand& op, uint32_t lanes, Space space, uint32_t width) {
   uint32_t global = 0, shared = 0;
   if (space == Space::global) global = lanes;
   else if (space == Space::shared) shared = lanes;
@@ -195,6 +212,15 @@ void atomic(const Exec& x, const Operand& op, uint32_t lanes, Space space) {
       const int lane = __builtin_ctz(m);
       (lane_address(x, op, lane) - kSharedWindow < kWindowSize ? shared : global) |= 1u << lane;
     }
+  if (shared && x.l->clusters) {
+    uint64_t by_lane[32];
+    for (uint32_t m = shared; m; m &= m - 1) {
+      const int lane = __builtin_ctz(m);
+      const uint64_t a = lane_address(x, op, lane);
+      by_lane[lane] = a - kSharedWindow < kWindowSize ? a - kSharedWindow : a;
+    }
+    shared &= ~dsmem(x, by_lane, shared, width);
+  }
   Gpu100EmuMetrics& c = g_counts;
   if (global) { ++c.global_atomic_requests; c.global_atomic_threads += uint32_t(__builtin_popcount(global)); }
   if (shared) { ++c.shared_atomic_requests; c.shared_atomic_threads += uint32_t(__builtin_popcount(shared)); }
@@ -251,7 +277,7 @@ void memory(const Exec& x, const Inst& in, uint32_t active) {
   switch (in.metric) {
     case kLoad: access(x, in.o[1], active, in.aux * in.vec, in.space, false); break;
     case kStore: access(x, in.o[0], active, in.aux * in.vec, in.space, true); break;
-    case kAtomic: atomic(x, in.o[1], active, in.space); break;
+    case kAtomic: atomic(x, in.o[1], active, in.space, uint32_t(type_bytes(in.type)) * in.vec); break;
     case kCpAsync: cp_async(x, in, active); break;
     case kLdmatrix: {
       const uint32_t rows = in.aux >= 4 ? ~0u : (1u << (8 * in.aux)) - 1;  // lanes giving addresses

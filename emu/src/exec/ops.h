@@ -87,6 +87,9 @@ bool decode_async(DecodeCtx& d, const PInstr& p, Inst& in);
 void cp_async_complete_thread(Exec& x, int lane);
 // Why a lane suspended in mbarrier.try_wait (park_bar -2) waits, for a deadlock report.
 std::string mbarrier_wait_text(Exec& x, int lane);
+// exec/cluster.cpp: mapa, getctarank, barrier.cluster, and the cluster special registers.
+bool decode_cluster(DecodeCtx& d, const PInstr& p, Inst& in);
+bool cluster_sreg_of(const std::string& name, uint32_t* id);
 // exec/device_launch.cpp: the device runtime's launch functions (dynamic parallelism).
 bool decode_device_runtime_call(DecodeCtx& d, const std::string& callee, const Operand& ret,
                                 const PTok* args, Inst& in);

@@ -47,6 +47,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "exec/cluster.h"
 #include "exec/machine.h"
 #include "exec/ops.h"
 #include "runtime/streams.h"
@@ -439,6 +440,11 @@ struct BlockState {
   std::unordered_map<uint64_t, VCRef> shared_sync;
   BarState bars[16];
   std::vector<WarpUndefined> undefined;  // per warp
+  // Clusters: every access to the block's shared memory, its own and other blocks' (through
+  // distributed shared memory), as global memory records them; and per thread of another block
+  // that accessed it, its latest access (clock, instruction), checked when the block exits.
+  Region<GCell> dsmem;
+  std::unordered_map<uint32_t, std::pair<uint32_t, uint32_t>> remote;
   // A thread's clock is its own count or the floor, whichever is higher: a barrier of the whole
   // block raises every clock by raising the floor.
   uint32_t clock_of(uint32_t i) const { return std::max(own_[i], floor); }
@@ -513,7 +519,15 @@ struct StoreExec {
   uint64_t loc[32] = {};
 };
 
+// barrier.cluster of one cluster: what the arrivals of the current phase release, and what the
+// last completed phase released (what its waiters acquire).
+struct ClusterSync {
+  VCRef pending, published;
+  std::vector<Entry> entries;
+};
+
 struct Global {
+  std::unordered_map<uint64_t, ClusterSync> clusters;
   uint32_t next_clock = 1;
   std::vector<std::unique_ptr<BlockState>> pool;
   size_t pool_used = 0;
@@ -1211,6 +1225,162 @@ inline const Allocation* global_of(uint64_t a, uint32_t size) {
 
 }  // namespace
 
+namespace {
+
+// --- distributed shared memory -------------------------------------------------------------------
+__attribute__((noinline, cold)) void dsmem_race(const Ctx& c, const BlockState& owner, const Block& tb,
+                                                const GRec& prev, bool prev_write) {
+  const uint32_t tpb = c.bs->tpb, prev_pc = prev.pc & kPcMask;
+  note(fRaceShared, prev_pc, c.pc, [&] {
+    const Exec& x = *c.x;
+    const char* prev_name = (prev.pc & fAtomic) ? "atomic" : prev_write ? "write" : "read";
+    return "kernel " + x.k->name + ", " + thread_name(*x.l, c.bs->block, c.t) + ", " +
+           source_of(*x.k, c.pc) + ": race on distributed shared memory at offset " + hex(c.addr) +
+           " of the shared memory of " + cluster::name(tb) + ": this " + access_name(c.kind) + " of " +
+           std::to_string(c.size) + " bytes and an earlier " + prev_name + " by " +
+           thread_name(*x.l, prev.key / tpb, prev.key % tpb) + ", " + source_of(*x.k, prev_pc) +
+           ", with no cluster barrier (barrier.cluster.arrive, which releases, then "
+           "barrier.cluster.wait, which acquires: cluster.sync()) or other release/acquire "
+           "ordering them";
+  });
+  (void)owner;
+}
+
+__attribute__((noinline, cold)) void dsmem_uninit(const Ctx& c, const Block& tb) {
+  note(fInitShared, c.pc, 1, [&] {
+    const Exec& x = *c.x;
+    return "kernel " + x.k->name + ", " + thread_name(*x.l, c.bs->block, c.t) + ", " +
+           source_of(*x.k, c.pc) + ": uninitialized distributed shared memory read of " +
+           std::to_string(c.size) + " bytes at offset " + hex(c.addr) + " of the shared memory of " +
+           cluster::name(tb) + ": written by no thread of the cluster since that block started";
+  });
+}
+
+// A shared access in a launch with clusters (or through a shared::cluster address): the block's
+// own accesses keep their checks; every access is also checked against the other blocks'
+// accesses of the same bytes in the target block's record.
+void dsmem_access(Exec& x, BlockState* bs, uint32_t pc, uint64_t a, uint32_t size, int lane, uint32_t kind) {
+  Block* tb = cluster::target(x, a);
+  if (!tb || !tb->san) return;
+  const uint64_t off = a & cluster::kOffsetMask;
+  const bool local = tb == x.b;
+  if (local && off + size <= bs->shared.bytes() && bs->shared.ok())
+    access_lane(x, bs, pc, true, off, size, lane, kind, nullptr);
+  BlockState& owner = *tb->san;
+  if (x.l->cluster.count() <= 1 || !owner.dsmem.ok() || off + size > owner.dsmem.bytes()) return;
+  const uint32_t t = x.w->index * 32 + uint32_t(lane);
+  Ctx c{&x, bs, &bs->t[t], t, bs->clock_of(t), kind, pc, off, size, nullptr};
+  const GRec me{bs->key_base + t, c.clock,
+                (pc & kPcMask) | ((kind & kStrong) ? fStrong : 0) | ((kind & kAtomic) ? fAtomic : 0) |
+                    ((kind & kCta) ? fCta : 0)};
+  const bool race_on = g_checks & kRace, wr = kind & kWrite;
+  const uint64_t tpb = bs->tpb;
+  bool unwritten = false;
+  walk(owner.dsmem, off, size, [&](GCell& cell, uint32_t) {
+    auto check = [&](const GRec& r, bool prev_write) {
+      if (!r.clock || (local && r.key / tpb == owner.block)) return;  // the block's own: checked above
+      if (g_ordered(c, r, 1) || g_exempt(c, r, me.pc, prev_write)) return;
+      dsmem_race(c, owner, *tb, r, prev_write);
+    };
+    if (!cell.w.clock) unwritten = true;
+    if (race_on) {
+      check(cell.w, true);
+      if (wr)
+        for (const GRec& r : cell.r) check(r, false);
+    }
+    if (wr) {
+      cell.w = me;
+      cell.r[0].clock = cell.r[1].clock = 0;
+    } else if (g_ordered(c, cell.r[0], 1)) {
+      cell.r[0] = me;
+    } else {
+      cell.r[1] = me;
+    }
+  });
+  if (local) return;
+  if ((g_checks & kInit) && (kind & kRead) && !(kind & kWrite) && unwritten) dsmem_uninit(c, *tb);
+  // A write from another block initializes the bytes for the owner's own reads: its record there
+  // has the owner's start clock, below the owner's floor (ordered; its conflicts are checked here).
+  if (wr && owner.shared.ok() && off + size <= owner.shared.bytes())
+    walk(owner.shared, off, size, [&](SCell& cell, uint32_t) {
+      if (s_clock(cell.w) < owner.start) cell.w = s_make(owner.start, pc, 0, 0);
+    });
+  auto& last = owner.remote[me.key];
+  if (c.clock >= last.first) last = {c.clock, pc};
+}
+
+}  // namespace
+
+void cluster_arrive(Exec& x, uint64_t cluster, uint32_t mask, bool release) {
+  BlockState* bs = x.b->san;
+  if (!bs || !(g_checks & kRace)) return;
+  ClusterSync& cs = G().clusters[cluster];
+  for (uint32_t m = mask; m; m &= m - 1) {
+    const uint32_t t = x.w->index * 32 + uint32_t(__builtin_ctz(m));
+    if (release) {
+      TState& ts = bs->t[t];
+      if (ts.pending) {
+        bs->set_vc(t, join(ts.vc, ts.pending));
+        ts.pending.reset();
+      }
+      cs.entries.push_back({vkey(bs->block, t), bs->clock_of(t)});
+      cs.entries.push_back({vkey(bs->block, kFloor), bs->floor});
+      if (ts.vc) cs.pending = join(cs.pending, ts.vc);
+    }
+    bs->tick(t);
+  }
+}
+
+void cluster_complete(uint64_t cluster) {
+  if (!(g_checks & kRace)) return;
+  ClusterSync& cs = G().clusters[cluster];
+  std::vector<Entry>& e = cs.entries;
+  std::sort(e.begin(), e.end(), [](const Entry& p, const Entry& q) {
+    return p.key < q.key || (p.key == q.key && p.clock > q.clock);
+  });
+  e.erase(std::unique(e.begin(), e.end(), [](const Entry& p, const Entry& q) { return p.key == q.key; }), e.end());
+  cs.published = join(cs.pending, e.empty() ? nullptr : make_vc(std::move(e)));
+  cs.pending.reset();
+  cs.entries.clear();
+}
+
+void cluster_acquire(Block& b, uint32_t t, uint64_t cluster) {
+  BlockState* bs = b.san;
+  if (!bs || !(g_checks & kRace)) return;
+  auto it = G().clusters.find(cluster);
+  if (it == G().clusters.end() || !it->second.published) return;
+  bs->set_vc(t, join(bs->t[t].vc, it->second.published));
+}
+
+void cluster_block_exit(Block& b) {
+  BlockState* bs = b.san;
+  if (!bs || bs->remote.empty() || !(g_checks & kRace)) return;
+  // What the block's threads know at their exit, together.
+  VCRef known;
+  const VC* last = nullptr;
+  for (const TState& ts : bs->t)
+    if (ts.vc && ts.vc.get() != last) {
+      known = join(known, ts.vc);
+      last = ts.vc.get();
+    }
+  const LaunchState& L = G().launch;
+  const uint32_t tpb = bs->tpb;
+  for (const auto& [key, access] : bs->remote) {
+    const uint64_t block = key / tpb;
+    const uint32_t t = key % tpb, clock = access.first, pc = access.second;
+    if (knows(known, block, t, clock)) continue;
+    note(fRaceShared, pc, 0xFFFFFFu, [&] {
+      const Kernel& k = *L.l->kernel;
+      return "kernel " + k.name + ", " + thread_name(*L.l, block, t) + ", " + source_of(k, pc) +
+             ": distributed shared memory access to " + cluster::name(b) +
+             ", which exits with nothing ordering this access before its exit (a block's shared "
+             "memory ends with the block: every access from another block of the cluster must "
+             "happen before it exits, e.g. with a cluster.sync() before the end of the kernel)";
+    });
+  }
+  bs->remote.clear();
+}
+
 void access(Exec& x, uint32_t pc, Space space, uint64_t a, uint32_t size, int lane, uint32_t kind) {
   BlockState* bs = x.b->san;
   if (!bs || size == 0) return;
@@ -1220,6 +1390,8 @@ void access(Exec& x, uint32_t pc, Space space, uint64_t a, uint32_t size, int la
     else space = Space::global;
   }
   if (space == Space::shared) {
+    if (__builtin_expect(x.b->cluster != nullptr, 0) && (x.l->cluster.count() > 1 || (a >> cluster::kRankShift)))
+      return dsmem_access(x, bs, pc, a, size, lane, kind);
     if (a + size <= bs->shared.bytes() && bs->shared.ok())
       access_lane(x, bs, pc, true, a, size, lane, kind, nullptr);
   } else if (space == Space::global || space == Space::konst) {
@@ -1525,6 +1697,12 @@ void block_start(Block& b) {
   s.reset_threads(b.nthreads, start);
   if (g_mem) s.shared.ensure(b.launch->smem_bytes);
   s.shared_sync.clear();
+  s.remote.clear();
+  if (g_mem && b.launch->cluster.count() > 1) {
+    s.dsmem.release();
+    s.dsmem.ensure(b.launch->smem_bytes);
+    s.floor = s.top = start + 1;  // records stamped with the start clock are ordered (dsmem_access)
+  }
   for (BarState& bar : s.bars) bar.reset();
   for (WarpUndefined& u : s.undefined) {
     g_undefined -= u.marked;
@@ -1590,6 +1768,7 @@ LaunchScope::LaunchScope(Launch& l) {
   g.launch.held_findings.clear();
   g.launch.next_order = 0;
   g.pool_used = 0;
+  g.clusters.clear();
 }
 
 LaunchScope::~LaunchScope() {

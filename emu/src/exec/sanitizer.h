@@ -93,6 +93,15 @@ void proxy_fence(Exec& x, uint32_t mask);  // fence.proxy.async by lanes `mask`
 // followed; "" when there is none or the race check is off. `async_write` tells the
 // instructions that write shared memory through the async proxy themselves.
 std::string unfenced_generic_write(Exec& x, uint64_t a, uint32_t size, int lane, bool (*async_write)(const Inst&));
+// --- clusters (exec/cluster.cpp) ------------------------------------------------------------------
+// barrier.cluster: lanes `mask` arrive (releasing what they did unless .relaxed); a phase of the
+// cluster completes; thread t of block b passes its wait (acquiring what the arrivals released).
+void cluster_arrive(Exec& x, uint64_t cluster, uint32_t mask, bool release);
+void cluster_complete(uint64_t cluster);
+void cluster_acquire(Block& b, uint32_t t, uint64_t cluster);
+// Block b's threads have all exited: accesses of other blocks to its shared memory that nothing
+// ordered before that are reported.
+void cluster_block_exit(Block& b);
 
 // --- launches and blocks ------------------------------------------------------------------------
 void block_start(Block& b);

@@ -16,6 +16,7 @@
 #include <random>
 #include <time.h>
 
+#include "exec/cluster.h"
 #include "exec/debug.h"
 #include "exec/metrics.h"
 #include "exec/ops.h"
@@ -111,6 +112,7 @@ uint64_t Exec::sreg(uint32_t id, int lane) const {
     case sr_total_smem_size: return l->smem_bytes;
     default:
       if (id >= sr_envreg0 && id < sr_envreg0 + 32) return uint32_t(l->envreg[id - sr_envreg0]);
+      if (id >= sr_cluster_ctarank && id < sr_count) return cluster::sreg(*this, id, lane);
       return 0;
   }
 }
@@ -157,11 +159,14 @@ uint8_t* Exec::addr_slow(Space space, uint64_t a, uint32_t size, int lane, bool 
       return reinterpret_cast<uint8_t*>(a);
     }
     case Space::shared:
-      if (a + size > b->shared.size())
+      if (a + size > b->shared.size()) {
+        // A shared::cluster address of another block lies past every block's window.
+        if ((a >> cluster::kRankShift) && l->clusters) return cluster::remote_shared(*this, a, size, lane, write);
         fault(kErrIllegalAddress,
               "shared memory access outside the block's " + std::to_string(b->shared.size()) +
                   " bytes",
               a, lane);
+      }
       return b->shared.data() + a;
     case Space::local: {
       const uint32_t lb = k->local_bytes;
@@ -378,6 +383,7 @@ uint64_t run_warp(Sched& s, Block& b, Warp& w, uint64_t budget) {
             if (w.parked) complete_collectives(x, w, code);
             b.exited_threads += uint32_t(__builtin_popcount(active));
             release_after_exit(b, s.k);
+            if (b.cluster) cluster::exited(b, w, active);
           }
           const uint32_t rest = mask & ~active;
           for (uint32_t m = rest; m; m &= m - 1) w.pc[__builtin_ctz(m)] = pc + 1;
@@ -527,6 +533,12 @@ uint64_t run_warp(Sched& s, Block& b, Warp& w, uint64_t budget) {
           }
           ++pc;
           break;
+        case Ctl::cluster: {  // barrier.cluster.arrive / wait (exec/cluster.cpp)
+          for (uint32_t m = mask & ~active; m; m &= m - 1) w.pc[__builtin_ctz(m)] = pc + 1;
+          if (active) cluster::barrier(x, in, active);
+          regroup = true;
+          continue;
+        }
         case Ctl::warpsync:
         case Ctl::collective: {
           if (!active) { ++pc; break; }
@@ -599,6 +611,7 @@ uint64_t run_warp(Sched& s, Block& b, Warp& w, uint64_t budget) {
 
 // Why a block with no ready lane cannot go on.
 [[noreturn]] void deadlock(Sched& s, Block& b) {
+  if (b.cluster) cluster::deadlock(s.l, &b, 1);  // lists every waiting warp, the cluster barrier's too
   Exec x;
   x.b = &b;
   x.l = &s.l;
@@ -757,6 +770,7 @@ void init_block(Sched& s, Block& b, uint32_t linear) {
     const uint32_t n = std::min<uint32_t>(32, b.nthreads - first);
     w.valid = n == 32 ? 0xFFFFFFFFu : ((1u << n) - 1);
   }
+  cluster::block_start(b);
   san::block_start(b);
 }
 
@@ -828,7 +842,12 @@ void run_blocks(Launch& l) {
   Sched s{l, k, std::mt19937_64(device_config().schedule_seed), device_config().random_schedule};
   const uint64_t nblocks = l.grid.count();
   const uint32_t per_sm = std::max<uint32_t>(1, resident_blocks_per_sm(l));
-  const uint64_t resident = std::min<uint64_t>(nblocks, uint64_t(per_sm) * device_config().sms);
+  uint64_t resident = std::min<uint64_t>(nblocks, uint64_t(per_sm) * device_config().sms);
+  // Clusters: the slots hold whole clusters, refilled a cluster at a time (exec/cluster.h).
+  const cluster::Scope clusters(l);
+  const uint64_t csize = l.cluster.count();
+  if (csize > 1) resident = std::max<uint64_t>(csize, resident / csize * csize);
+  std::vector<uint8_t> group_moved(csize > 1 ? resident / csize : 0);
   BlockSlots slots(resident);
   std::vector<Block>& blocks = *slots.v;
   std::vector<int64_t> slot_block(resident, -1);
@@ -841,7 +860,8 @@ void run_blocks(Launch& l) {
   const BlockOrder start_order(nblocks, s.random && !library_order, s.rng);
   std::vector<uint32_t> sm_load(device_config().sms, 0);
   for (uint64_t i = 0; i < resident; ++i) {
-    init_block(s, blocks[i], uint32_t(start_order(next)));
+    // Clusters are dispatched whole, in order (exec/cluster.h); other blocks in start_order.
+    init_block(s, blocks[i], uint32_t(csize > 1 ? cluster::dispatched(l, next) : start_order(next)));
     blocks[i].sm = uint32_t(i % device_config().sms);
     slot_block[i] = int64_t(next++);
   }
@@ -878,8 +898,24 @@ void run_blocks(Launch& l) {
         if (ran) progress = true;
         if (!w.done()) all_done = false;
       }
-      if (all_done) {
+      if (csize > 1) group_moved[i / csize] |= progress || all_done;
+      if (all_done && csize > 1) {  // a cluster's slots are refilled when all its blocks are done
         ++finished;
+        cluster::block_done(b);
+        slot_block[i] = -1;
+        const uint64_t g0 = i / csize * csize;
+        bool group_done = true;
+        for (uint64_t j = g0; j < g0 + csize; ++j) group_done &= slot_block[j] < 0;
+        if (group_done && next < nblocks)
+          for (uint64_t j = g0; j < g0 + csize; ++j) {
+            const uint32_t sm = blocks[j].sm;
+            init_block(s, blocks[j], uint32_t(cluster::dispatched(l, next)));
+            blocks[j].sm = sm;
+            slot_block[j] = int64_t(next++);
+          }
+      } else if (all_done) {
+        ++finished;
+        if (b.cluster) cluster::block_done(b);
         if (next < nblocks) {
           const uint32_t sm = b.sm;
           init_block(s, b, uint32_t(start_order(next)));
@@ -888,9 +924,16 @@ void run_blocks(Launch& l) {
         } else {
           slot_block[i] = -1;
         }
-      } else if (!progress) {
+      } else if (!progress && csize == 1) {
         deadlock(s, b);
       }
+    }
+    // A cluster none of whose blocks ran an instruction in a whole round cannot go on.
+    for (size_t g = 0; g < group_moved.size(); ++g) {
+      bool live = false;
+      for (uint64_t j = g * csize; j < (g + 1) * csize; ++j) live |= slot_block[j] >= 0;
+      if (live && !group_moved[g]) cluster::deadlock(l, &blocks[g * csize], csize);
+      group_moved[g] = 0;
     }
   }
 }

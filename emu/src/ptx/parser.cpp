@@ -437,7 +437,10 @@ class Parser {
     // Performance directives up to the body.
     while (!is("{") && !is(";")) {
       std::string d = take().text;
-      int* dims = d == ".maxntid" ? f.maxntid : d == ".reqntid" ? f.reqntid : nullptr;
+      int* dims = d == ".maxntid" ? f.maxntid : d == ".reqntid" ? f.reqntid
+                  : d == ".reqnctapercluster" ? f.reqnctapercluster : nullptr;
+      if (d == ".explicitcluster") f.explicitcluster = true;
+      if (d == ".maxclusterrank" && peek().kind == Tok::number) f.maxclusterrank = std::atoi(peek().text.c_str());
       if (dims) {
         for (int i = 0; i < 3; ++i) {
           dims[i] = std::atoi(take().text.c_str());

@@ -137,6 +137,11 @@ struct KernelRecord {
   std::string name;
   Kernel* kernel = nullptr;   // decoded on first use
   int max_dynamic_smem = -1;  // cudaFuncAttributeMaxDynamicSharedMemorySize
+  // Clusters: cudaFuncAttributeNonPortableClusterSizeAllowed, the required dimensions set with
+  // cudaFuncAttributeRequiredCluster{Width,Height,Depth} (0: none), ClusterDimMustBeSet.
+  bool non_portable_cluster = false;
+  int required_cluster[3] = {0, 0, 0};
+  bool cluster_must_be_set = false;
 };
 
 struct VarRecord {
@@ -405,10 +410,57 @@ struct LaunchRequest {
   size_t smem = 0;
   std::vector<uint8_t> params;
   bool cooperative = false;
+  dim3 cluster{1, 1, 1};          // the launch's cluster dimensions (1x1x1: none)
+  bool explicit_cluster = false;  // named at compile time or by the launch
 };
 
+// The cluster dimensions a launch gets: the launch attribute's (`given`, null without one), the
+// kernel's compile-time ones (__cluster_dims__: .reqnctapercluster) or those set with
+// cudaFuncSetAttribute. The CUDA Programming Guide's rules: a compile-time size cannot be changed
+// at launch, the grid is a whole number of clusters in every dimension, and a cluster holds at
+// most 8 blocks (the portable size), 16 with cudaFuncAttributeNonPortableClusterSizeAllowed.
+// A launch that breaks one fails with cudaErrorInvalidClusterSize ("cluster misconfiguration").
+cudaError_t cluster_dims(const KernelRecord& rec, dim3 grid, const dim3* given, dim3* out, bool* named,
+                         bool check_grid = true) {
+  const Kernel& k = *rec.kernel;
+  dim3 required{1, 1, 1};
+  bool has_required = false;
+  if (k.cluster_dims[0]) {
+    required = dim3(k.cluster_dims[0], k.cluster_dims[1], k.cluster_dims[2]);
+    has_required = true;
+  } else if (rec.required_cluster[0]) {
+    required = dim3(unsigned(rec.required_cluster[0]), unsigned(rec.required_cluster[1]), unsigned(rec.required_cluster[2]));
+    has_required = true;
+  }
+  dim3 c = has_required ? required : dim3(1, 1, 1);
+  auto dims = [](dim3 d) { return std::to_string(d.x) + "x" + std::to_string(d.y) + "x" + std::to_string(d.z); };
+  auto refuse = [&](const std::string& why) {
+    say("kernel " + rec.name + ": " + why);
+    return cudaErrorInvalidClusterSize;
+  };
+  if (given) {
+    if (given->x == 0 || given->y == 0 || given->z == 0) return refuse("a cluster dimension of 0");
+    if (has_required && (given->x != required.x || given->y != required.y || given->z != required.z))
+      return refuse("launched with clusters of " + dims(*given) + ", but its cluster size is " + dims(required) +
+                    (k.cluster_dims[0] ? " (__cluster_dims__: fixed at compile time)" : " (cudaFuncAttributeRequiredCluster*)"));
+    c = *given;
+  } else if (!has_required && (k.explicit_cluster || rec.cluster_must_be_set)) {
+    return refuse("must be launched with a cluster dimension, and none was given");
+  }
+  const uint64_t size = uint64_t(c.x) * c.y * c.z;
+  const uint64_t limit = rec.non_portable_cluster ? 16 : 8;
+  if (size > limit)
+    return refuse("a cluster of " + std::to_string(size) + " blocks: at most " + std::to_string(limit) +
+                  (rec.non_portable_cluster ? "" : " (the portable size; 16 with cudaFuncAttributeNonPortableClusterSizeAllowed)"));
+  if (check_grid && (grid.x % c.x || grid.y % c.y || grid.z % c.z))
+    return refuse("the grid " + dims(grid) + " is not a whole number of clusters of " + dims(c));
+  *out = c;
+  *named = given || has_required;
+  return cudaSuccess;
+}
+
 cudaError_t prepare(const void* func, dim3 grid, dim3 block, void** args, size_t smem,
-                    LaunchRequest& req) {
+                    LaunchRequest& req, const dim3* cluster = nullptr) {
   cudaError_t err = cudaSuccess;
   KernelRecord* rec = kernel_of(func, &err);
   if (!rec) return err;
@@ -425,6 +477,9 @@ cudaError_t prepare(const void* func, dim3 grid, dim3 block, void** args, size_t
   const size_t dyn_limit = rec->max_dynamic_smem >= 0 ? size_t(rec->max_dynamic_smem)
                                                        : size_t(c.smem_per_block) - std::min<size_t>(c.smem_per_block, k.static_smem);
   if (smem > dyn_limit || k.static_smem + smem > size_t(c.smem_per_block_optin)) return cudaErrorInvalidValue;
+  // Clusters: the launch attribute's dimensions or the kernel's own (graph kernel nodes too).
+  if (cudaError_t e = cluster_dims(*rec, grid, cluster, &req.cluster, &req.explicit_cluster); e != cudaSuccess)
+    return e;
   req.rec = rec;
   req.grid = grid;
   req.block = block;
@@ -456,6 +511,8 @@ cudaError_t execute(LaunchRequest& req) {
   const uint32_t dyn_base = (k.static_smem + k.smem_align - 1) / k.smem_align * k.smem_align;
   l.smem_bytes = dyn_base + l.dyn_smem;
   l.gridid = ++grid_counter();
+  l.cluster = Dim3{req.cluster.x, req.cluster.y, req.cluster.z};
+  l.explicit_cluster = req.explicit_cluster;
   std::vector<uint8_t> workspace;
   if (req.cooperative) {
     const uint64_t capacity = uint64_t(resident_blocks_per_sm(l)) * device_config().sms;
@@ -953,11 +1010,11 @@ static cudaError_t launch_refused(cudaError_t e) {
 }
 
 static cudaError_t launch_common(const void* func, dim3 grid, dim3 block, void** args, size_t smem,
-                                 cudaStream_t stream, bool cooperative) {
+                                 cudaStream_t stream, bool cooperative, const dim3* cluster = nullptr) {
   EMU_STICKY();
   Node n;
   n.kind = Node::kernel;
-  cudaError_t e = prepare(func, grid, block, args, smem, n.launch);
+  cudaError_t e = prepare(func, grid, block, args, smem, n.launch, cluster);
   if (e != cudaSuccess) return launch_refused(e);
   n.launch.cooperative = cooperative;
   if (cooperative) {  // refused at the launch, before the grid is queued
@@ -1013,6 +1070,7 @@ const char* cudaGetErrorName(cudaError_t e) {
     EMU_E(cudaErrorStreamCaptureUnsupported) EMU_E(cudaErrorStreamCaptureInvalidated)
     EMU_E(cudaErrorInvalidSymbol) EMU_E(cudaErrorLaunchOutOfResources) EMU_E(cudaErrorInvalidMemcpyDirection)
     EMU_E(cudaErrorGraphExecUpdateFailure) EMU_E(cudaErrorIllegalState)
+    EMU_E(cudaErrorInvalidClusterSize) EMU_E(cudaErrorNotPermitted)
 #undef EMU_E
     default: return "cudaErrorUnknown";
   }
@@ -1035,6 +1093,8 @@ const char* cudaGetErrorString(cudaError_t e) {
     case cudaErrorCooperativeLaunchTooLarge: return "too many blocks in cooperative launch";
     case cudaErrorInvalidKernelImage: return "device kernel image is invalid";
     case cudaErrorInvalidPtx: return "a PTX JIT compilation failed";
+    case cudaErrorInvalidClusterSize: return "a kernel launch error has occurred due to cluster misconfiguration";
+    case cudaErrorNotPermitted: return "operation not permitted";
     default: return cudaGetErrorName(e);
   }
 }
@@ -1133,7 +1193,7 @@ cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int device) 
     case cudaDevAttrKernelExecTimeout: *value = 0; break;
     case cudaDevAttrComputeMode: *value = 0; break;
     case cudaDevAttrMemoryPoolsSupported: *value = 1; break;
-    case cudaDevAttrClusterLaunch: *value = 0; break;
+    case cudaDevAttrClusterLaunch: *value = device_config().cc_major >= 9; break;
     case cudaDevAttrHostNativeAtomicSupported: *value = 0; break;
     default:
       say("cudaDeviceGetAttribute: attribute " + std::to_string(int(attr)) + " is not known to the emulator");
@@ -1475,6 +1535,12 @@ cudaError_t cudaFuncGetAttributes(cudaFuncAttributes* attr, const void* func) {
                                         ? rec->max_dynamic_smem
                                         : int(c.smem_per_block - std::min<int>(c.smem_per_block, int(k.static_smem)));
   attr->preferredShmemCarveout = -1;
+  attr->clusterDimMustBeSet = k.explicit_cluster || rec->cluster_must_be_set;
+  for (int i = 0; i < 3; ++i) {
+    const int v = k.cluster_dims[0] ? int(k.cluster_dims[i]) : rec->required_cluster[i];
+    (i == 0 ? attr->requiredClusterWidth : i == 1 ? attr->requiredClusterHeight : attr->requiredClusterDepth) = v;
+  }
+  attr->nonPortableClusterSizeAllowed = rec->non_portable_cluster;
   return cudaSuccess;
 }
 cudaError_t cudaFuncSetAttribute(const void* func, cudaFuncAttribute attr, int value) {
@@ -1490,6 +1556,23 @@ cudaError_t cudaFuncSetAttribute(const void* func, cudaFuncAttribute attr, int v
     return cudaSuccess;
   }
   if (attr == cudaFuncAttributePreferredSharedMemoryCarveout) return cudaSuccess;  // a hint
+  if (attr == cudaFuncAttributeNonPortableClusterSizeAllowed) {
+    if (value != 0 && value != 1) return set_error(cudaErrorInvalidValue);
+    rec->non_portable_cluster = value == 1;
+    return cudaSuccess;
+  }
+  if (attr == cudaFuncAttributeRequiredClusterWidth || attr == cudaFuncAttributeRequiredClusterHeight ||
+      attr == cudaFuncAttributeRequiredClusterDepth) {
+    if (rec->kernel->cluster_dims[0]) return set_error(cudaErrorNotPermitted);  // set at compile time
+    if (value < 0) return set_error(cudaErrorInvalidValue);
+    rec->required_cluster[int(attr) - int(cudaFuncAttributeRequiredClusterWidth)] = value;
+    return cudaSuccess;
+  }
+  if (attr == cudaFuncAttributeClusterDimMustBeSet) {
+    rec->cluster_must_be_set = value != 0;
+    return cudaSuccess;
+  }
+  if (attr == cudaFuncAttributeClusterSchedulingPolicyPreference) return cudaSuccess;  // a hint
   return unsupported("cudaFuncSetAttribute", "attribute " + std::to_string(int(attr)));
 }
 cudaError_t cudaFuncSetCacheConfig(const void*, cudaFuncCache) { return cudaSuccess; }  // a hint
@@ -1503,6 +1586,51 @@ cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int* n, const
   KernelRecord* rec = kernel_of(func, &err);
   if (!rec) return set_error(err);
   *n = blocks_per_sm(*rec->kernel, block, dyn);
+  return cudaSuccess;
+}
+// Clusters: the emulated device has no GPCs; a cluster's blocks may lie on any of its SMs, so as
+// many clusters fit as whole clusters fit into the resident blocks (SMs x blocks per SM).
+static cudaError_t cluster_of_config(const void* func, const cudaLaunchConfig_t* config, KernelRecord** rec,
+                                     dim3* cluster) {
+  if (!config) return cudaErrorInvalidValue;
+  cudaError_t err = cudaSuccess;
+  *rec = kernel_of(func, &err);
+  if (!*rec) return err;
+  const dim3* given = nullptr;
+  dim3 attr_dims;
+  for (unsigned i = 0; i < config->numAttrs; ++i)
+    if (config->attrs && config->attrs[i].id == cudaLaunchAttributeClusterDimension) {
+      const auto& d = config->attrs[i].val.clusterDim;
+      attr_dims = dim3(d.x, d.y, d.z);
+      given = &attr_dims;
+    }
+  const Kernel& k = *(*rec)->kernel;
+  if (!given && !k.cluster_dims[0] && !(*rec)->required_cluster[0]) return cudaErrorInvalidClusterSize;
+  bool named = false;
+  return cluster_dims(**rec, config->gridDim, given, cluster, &named, false);
+}
+cudaError_t cudaOccupancyMaxActiveClusters(int* n, const void* func, const cudaLaunchConfig_t* config) {
+  EMU_API_LOCK();
+  EMU_STICKY();
+  if (!n) return set_error(cudaErrorInvalidValue);
+  KernelRecord* rec = nullptr;
+  dim3 c;
+  if (cudaError_t e = cluster_of_config(func, config, &rec, &c); e != cudaSuccess) return set_error(e);
+  const int threads = int(config->blockDim.x * config->blockDim.y * config->blockDim.z);
+  const uint64_t blocks = uint64_t(blocks_per_sm(*rec->kernel, threads, config->dynamicSmemBytes)) * device_config().sms;
+  *n = int(blocks / (uint64_t(c.x) * c.y * c.z));
+  return cudaSuccess;
+}
+cudaError_t cudaOccupancyMaxPotentialClusterSize(int* size, const void* func, const cudaLaunchConfig_t* config) {
+  EMU_API_LOCK();
+  EMU_STICKY();
+  if (!size || !config) return set_error(cudaErrorInvalidValue);
+  cudaError_t err = cudaSuccess;
+  KernelRecord* rec = kernel_of(func, &err);
+  if (!rec) return set_error(err);
+  const int threads = int(config->blockDim.x * config->blockDim.y * config->blockDim.z);
+  const int blocks = blocks_per_sm(*rec->kernel, threads, config->dynamicSmemBytes) * device_config().sms;
+  *size = std::min(rec->non_portable_cluster ? 16 : 8, blocks);
   return cudaSuccess;
 }
 cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* n, const void* func, int block, size_t dyn) {
@@ -1989,6 +2117,8 @@ cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t* config, const void* fu
   EMU_STICKY();
   if (!config || (config->numAttrs && !config->attrs)) return set_error(cudaErrorInvalidValue);
   bool cooperative = false;
+  bool has_cluster = false;
+  dim3 cluster{1, 1, 1};
   std::vector<cudaEvent_t> completion;
   for (unsigned i = 0; i < config->numAttrs; ++i) {
     const cudaLaunchAttribute& a = config->attrs[i];
@@ -2001,10 +2131,8 @@ cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t* config, const void* fu
         break;
       case cudaLaunchAttributeCooperative: cooperative = a.val.cooperative != 0; break;
       case cudaLaunchAttributeClusterDimension:
-        if (a.val.clusterDim.x != 1 || a.val.clusterDim.y != 1 || a.val.clusterDim.z != 1)
-          return unsupported("cudaLaunchKernelExC", "a thread block cluster of " +
-                             std::to_string(a.val.clusterDim.x) + "x" + std::to_string(a.val.clusterDim.y) +
-                             "x" + std::to_string(a.val.clusterDim.z) + " blocks");
+        has_cluster = true;
+        cluster = dim3(a.val.clusterDim.x, a.val.clusterDim.y, a.val.clusterDim.z);
         break;
       case cudaLaunchAttributeProgrammaticEvent:
         if (a.val.programmaticEvent.event) completion.push_back(a.val.programmaticEvent.event);
@@ -2017,7 +2145,7 @@ cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t* config, const void* fu
     }
   }
   cudaError_t e = launch_common(func, config->gridDim, config->blockDim, args, config->dynamicSmemBytes,
-                                config->stream, cooperative);
+                                config->stream, cooperative, has_cluster ? &cluster : nullptr);
   if (e != cudaSuccess) return e;
   for (cudaEvent_t ev : completion)
     if (cudaError_t r = cudaEventRecord(ev, config->stream); r != cudaSuccess) return r;

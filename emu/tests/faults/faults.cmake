@@ -479,3 +479,23 @@ fault_kernel(setmaxnreg_mismatch KERNEL k_regs BLOCK "0,0,0" THREAD "(0|32|64|96
   WHAT "setmaxnreg: warp [0-3] of the same warpgroup executed 'setmaxnreg\\.inc\\.sync\\.aligned\\.u32 2[34][02];' at setmaxnreg_mismatch\\.cu:[0-9]+ there \\(every warp of a warpgroup must execute the same setmaxnreg\\)"
   ERROR cudaErrorIllegalInstruction FIXED)
 set_target_properties(fault_setmaxnreg_mismatch PROPERTIES CUDA_ARCHITECTURES 90a)
+
+# --- clusters -----------------------------------------------------------------------------------
+# A write into another block's shared memory and that block's read, ordered only by __syncthreads.
+fault_check(race_dsmem KERNEL k_pass BLOCK "1,0,0" THREAD "0,0,0"
+  INST "ld\\.shared\\.[bsu]32 "
+  WHAT "race on distributed shared memory at offset 0x0 of the shared memory of block \\(1,0,0\\) \\(rank 1 of cluster \\(0,0,0\\)\\): this read of 4 bytes and an earlier write by block \\(0,0,0\\) thread \\(0,0,0\\), 'st(\\.shared::cluster)?\\.[bsu]32 [^']*' at ([^\n]*[ (])?race_dsmem\\.cu:@PARTNER@([^0-9,][^,]*)?, with no cluster barrier [^\n]* ordering them")
+# The same through a cluster barrier whose arrive is .relaxed: it releases nothing.
+fault_check(race_dsmem_relaxed KERNEL k_relay BLOCK "1,0,0" THREAD "0,0,0"
+  INST "ld\\.shared\\.[bsu]32 "
+  WHAT "race on distributed shared memory at offset 0x0 of the shared memory of block \\(1,0,0\\) \\(rank 1 of cluster \\(0,0,0\\)\\): this read of 4 bytes and an earlier write by block \\(0,0,0\\) thread \\(0,0,0\\), 'st(\\.shared::cluster)?\\.[bsu]32 [^']*' at ([^\n]*[ (])?race_dsmem_relaxed\\.cu:@PARTNER@([^0-9,][^,]*)?, with no cluster barrier [^\n]* ordering them")
+# A block exits while another block of its cluster may still read its shared memory.
+fault_check(dsmem_exit KERNEL k_fetch BLOCK "1,0,0" THREAD "[0-9]+,0,0"
+  INST "ld(\\.shared::cluster)?\\.[bsu]32 "
+  WHAT "distributed shared memory access to block \\(0,0,0\\) \\(rank 0 of cluster \\(0,0,0\\)\\), which exits with nothing ordering this access before its exit \\([^\n]*\\)")
+# Every warp of a cluster waits: the report lists each warp, its barrier and its line.
+fault_kernel(cluster_deadlock KERNEL k_exchange BLOCK "0,0,0" THREAD "1,0,0"
+  INST "barrier\\.cluster\\.wait"
+  WHAT "deadlock: every warp of the cluster waits, and no thread is left to complete what they wait for:"
+  REPORT "  block \\(0,0,0\\) \\(rank 0 of cluster \\(0,0,0\\)\\) warp 0 \\(lanes 0x00000001\\) at '(bar|barrier)\\.sync 0;' at [^\n]*cluster_deadlock\\.cu:[0-9]+: waits at barrier 0 for 64 threads, of which 1 have arrived\n  block \\(0,0,0\\) \\(rank 0 of cluster \\(0,0,0\\)\\) warp 0 \\(lanes 0xfffffffe\\) at 'barrier\\.cluster\\.wait[^']*' at [^\n]*cluster_deadlock\\.cu:[0-9]+: waits at the cluster barrier \\(phase 0\\) for 1 of the cluster's 128 non-exited threads, which have not arrived\n(  [^\n]*\n)*cluster_deadlock: cudaErrorLaunchFailure \\("
+  FIXED)
