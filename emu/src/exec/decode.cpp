@@ -2,6 +2,7 @@
 // resolved to addresses, and each instruction handed to the family that decodes it.
 #include <algorithm>
 #include <functional>
+#include <map>
 #include <set>
 #include <string_view>
 
@@ -230,9 +231,24 @@ void decode_function(Module& m, Kernel& k, const PFunc& f, bool is_entry) {
   // First pass: labels (pcs) and body-scope variables.
   const uint32_t base_pc = uint32_t(k.code.size());
   uint32_t pc = base_pc;
+  // Labels have the scope of their { } block (PTX ISA, "Scope"): inline asm that declares the same
+  // label in several blocks of one function branches to its own block's. Block 0 is the body;
+  // the others are numbered in order of their '{', and a branch looks outward from its block.
+  std::vector<int> block_parent{-1};
+  std::vector<std::map<std::string, uint32_t>> block_labels(1);
+  int block = 0;
   for (const PStmt& s : f.body) {
     if (s.kind == PStmt::instr) ++pc;
-    else if (s.kind == PStmt::label) d.labels[s.name] = pc;
+    else if (s.kind == PStmt::open) {
+      block_parent.push_back(block);
+      block_labels.emplace_back();
+      block = int(block_parent.size()) - 1;
+    } else if (s.kind == PStmt::close) {
+      if (block > 0) block = block_parent[size_t(block)];
+    } else if (s.kind == PStmt::label) {
+      d.labels[s.name] = pc;
+      block_labels[size_t(block)][s.name] = pc;
+    }
     else if (s.kind == PStmt::vardecl) {
       const PVar& v = s.var;
       if (v.space == Space::local) {
@@ -270,10 +286,18 @@ void decode_function(Module& m, Kernel& k, const PFunc& f, bool is_entry) {
     d.shared_vars[v->name] = uint32_t(align_up(k.static_smem, k.smem_align));
 
   // Second pass: registers in scope order, and the instructions.
+  int next_block = 0;
+  block = 0;
   for (const PStmt& s : f.body) {
     switch (s.kind) {
-      case PStmt::open: d.scopes.emplace_back(); break;
-      case PStmt::close: d.scopes.pop_back(); break;
+      case PStmt::open:
+        d.scopes.emplace_back();
+        block = ++next_block;
+        break;
+      case PStmt::close:
+        d.scopes.pop_back();
+        if (block > 0) block = block_parent[size_t(block)];
+        break;
       case PStmt::label: break;
       case PStmt::vardecl:
         if (s.var.space == Space::param) {
@@ -306,9 +330,16 @@ void decode_function(Module& m, Kernel& k, const PFunc& f, bool is_entry) {
         // Branch targets are labels; calls name functions.
         if (p.opcode == "bra" || p.opcode == "brx") {
           in.ctl = Ctl::bra;
-          auto it = d.labels.find(p.ops.at(0).text);
-          if (it == d.labels.end()) d.fail(p, "unknown label");
-          in.target = it->second;
+          const std::string& name = p.ops.at(0).text;
+          int64_t target = -1;
+          for (int b = block; b >= 0 && target < 0; b = block_parent[size_t(b)])
+            if (auto it = block_labels[size_t(b)].find(name); it != block_labels[size_t(b)].end()) target = it->second;
+          if (target < 0) {
+            auto it = d.labels.find(name);
+            if (it == d.labels.end()) d.fail(p, "unknown label");
+            target = it->second;
+          }
+          in.target = uint32_t(target);
           k.code.push_back(in);
           break;
         }
