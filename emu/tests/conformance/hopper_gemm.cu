@@ -23,8 +23,11 @@
 //   the host in double (exact). Summing K exact products in f32 in any order, with each addition
 //   rounded or truncated to 24 bits (relative error below u = 2^-23), errs by at most
 //   gamma_K * sum |a*b| with gamma_K = K u / (1 - K u) (the standard bound for recursive
-//   summation); that is the tolerance, element by element. A wrong layout or a missing tile moves
-//   results by whole products, far outside it.
+//   summation). A tensor core may add a group of g products at once, aligned to the largest and
+//   truncated, each term then erring by at most u times the largest: (g + 1) u per group, at most
+//   2 K u over the K / g groups for any g >= 1. The tolerance is therefore 2 gamma_K * sum |a*b|,
+//   element by element. A wrong layout or a missing tile moves results by whole products, far
+//   outside it.
 // - Every element of C is written once, and nothing beyond it: C is followed by a guard of rows
 //   filled with a sentinel that must survive.
 #include <cuda.h>
@@ -190,7 +193,7 @@ void run_case(int M, int N, int K, uint32_t seed) {
   std::vector<float> got(c_total);
   CUDA_CHECK(cudaMemcpy(got.data(), d_c, c_total * sizeof(float), cudaMemcpyDeviceToHost));
 
-  const double u = std::ldexp(1.0, -23), gamma = K * u / (1.0 - K * u);
+  const double u = std::ldexp(1.0, -23), gamma = 2.0 * K * u / (1.0 - K * u);
   int bad = 0;
   double worst = 0.0;
   for (int i = 0; i < M; ++i)
