@@ -428,6 +428,14 @@ void deadlock(const Launch& l, Block* first, size_t n) {
           const uint32_t needs = br.whole_block ? b.nthreads - b.exited_threads : br.expected;
           why = "waits at barrier " + std::to_string(bar) + " for " + std::to_string(needs) +
                 " threads, of which " + std::to_string(br.arrived) + " have arrived";
+        } else if (bar == -2) {  // mbarrier.try_wait
+          Exec x;
+          x.w = &w;
+          x.b = &b;
+          x.l = const_cast<Launch*>(&l);
+          x.k = &k;
+          x.pc = pc;
+          why = mbarrier_wait_text(x, lane0);
         } else {
           why = "waits at a collective for lanes of its member mask";
         }

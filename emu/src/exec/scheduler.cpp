@@ -611,7 +611,12 @@ uint64_t run_warp(Sched& s, Block& b, Warp& w, uint64_t budget) {
 
 // Why a block with no ready lane cannot go on.
 [[noreturn]] void deadlock(Sched& s, Block& b) {
-  if (b.cluster) cluster::deadlock(s.l, &b, 1);  // lists every waiting warp, the cluster barrier's too
+  // A block of a cluster, or one waiting at barrier.cluster: every waiting warp is listed, the
+  // cluster barrier's too. Other blocks name the first waiting thread and what it waits for.
+  bool at_cluster_barrier = false;
+  for (const Warp& w : b.warps)
+    for (uint32_t m = w.parked; m; m &= m - 1) at_cluster_barrier |= w.park_bar[__builtin_ctz(m)] == cluster::kBarrier;
+  if (b.cluster && (s.l.cluster.count() > 1 || at_cluster_barrier)) cluster::deadlock(s.l, &b, 1);
   Exec x;
   x.b = &b;
   x.l = &s.l;
