@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "exec/cluster.h"
 #include "exec/metrics.h"
 #include "exec/ops.h"
 #include "exec/sanitizer.h"
@@ -31,18 +32,26 @@ constexpr int kErrMisaligned = 716;
 // --- which CTA's shared memory an address names ---------------------------------------------------
 // The one place that resolves a shared-memory operand of an mbarrier or bulk copy to the block
 // whose shared memory it is and the offset in that block's window. `cluster`: the operand is a
-// .shared::cluster address. Without clusters, the only CTA of a cluster is the executing one, and
-// a .shared::cluster address of it is its .shared::cta address.
+// .shared::cluster address (generic addresses are too): one that carries a CTA rank (mapa, see
+// cluster.h) names that CTA of the cluster, checked as distributed shared memory accesses are;
+// without rank bits, and without clusters, it is the executing CTA's own .shared::cta address.
 struct SmemRef {
   Block* b;
   uint32_t off;
+  uint64_t addr = 0;  // what the checks are handed: the offset, with the rank bits when b is another CTA
 };
-SmemRef shared_target(Exec& x, Space space, bool cluster, uint64_t a, uint32_t size, int lane) {
-  (void)cluster;
+SmemRef shared_target(Exec& x, Space space, bool cluster_space, uint64_t a, uint32_t size, int lane) {
   if (space == Space::generic) {
     if (a - kSharedWindow >= kWindowSize)
       x.fault(kErrIllegalAddress, "a generic address outside the shared window where shared memory is expected", a, lane);
     a -= kSharedWindow;
+    cluster_space = true;
+  }
+  if (cluster_space && (a >> cluster::kRankShift)) {
+    cluster::remote_shared(x, a, size, lane, true);  // the rank, the block's exit, its bytes
+    Block* tb = cluster::target(x, a);
+    const uint32_t off = uint32_t(a & cluster::kOffsetMask);
+    return {tb, off, tb == x.b ? uint64_t(off) : a};
   }
   Block* b = x.b;
   if (a + size > b->shared.size())
@@ -50,8 +59,11 @@ SmemRef shared_target(Exec& x, Space space, bool cluster, uint64_t a, uint32_t s
             "shared memory access of " + std::to_string(size) + " bytes outside the block's " +
                 std::to_string(b->shared.size()) + " bytes",
             a, lane);
-  return {b, uint32_t(a)};
+  return {b, uint32_t(a), a};
 }
+
+// The .shared::cluster address of offset `off` in the CTA of rank `rank` of the cluster.
+uint64_t rank_address(uint32_t rank, uint32_t off) { return (uint64_t(rank + 1) << cluster::kRankShift) | off; }
 
 // The global bytes [a, a + size) of a copy: inside one allocation (no alignment asked here).
 uint8_t* global_range(Exec& x, uint64_t a, uint64_t size, int lane, bool write) {
@@ -105,21 +117,34 @@ std::string hex(uint64_t v) {
   return buf;
 }
 std::string describe(const SmemRef& r, const Mbar& m) {
-  return "mbarrier at shared offset " + hex(r.off) + " (phase " + std::to_string(m.phase) +
+  return "mbarrier at shared offset " + hex(r.off) +
+         ((r.addr >> cluster::kRankShift) ? " of " + cluster::name(*r.b) : std::string()) + " (phase " + std::to_string(m.phase) +
          " mod 8, " + std::to_string(m.pending) + " of " + std::to_string(m.expected) +
          " arrivals pending, tx-count " + std::to_string(m.tx) + ")";
 }
 
 // Semantics an mbarrier operation has for the race check: arrivals release, successful waits
-// acquire (both .cta by default; .relaxed has neither).
-constexpr uint32_t kSanArrive = san::kRead | san::kWrite | san::kStrong | san::kAtomic | san::kRelease | san::kCta;
-constexpr uint32_t kSanWait = san::kRead | san::kStrong | san::kAtomic | san::kAcquire | san::kCta;
+// acquire (.relaxed has neither). Every mbarrier operation is atomic on the object whichever CTA
+// of the cluster performs it, so none is given the .cta scope that would make two of different
+// CTAs conflict; an arrival on another CTA's mbarrier releases to that CTA's waiters.
+constexpr uint32_t kSanArrive = san::kRead | san::kWrite | san::kStrong | san::kAtomic | san::kRelease;
+constexpr uint32_t kSanWait = san::kRead | san::kStrong | san::kAtomic | san::kAcquire;
 
 // Modifier bits of the mbarrier instructions (Inst::flags) and their operations (Inst::aux).
 enum : uint32_t { fExpectTx = 1u << 0, fParity = 1u << 1, fNoComplete = 1u << 2, fRelaxed = 1u << 3,
                   fCluster = 1u << 4, fDrop = 1u << 5 };
 enum MOp : uint32_t { m_init, m_inval, m_arrive, m_expect_tx, m_complete_tx, m_test_wait, m_try_wait,
                       m_pending_count };
+
+const char* mop_name(MOp op) {
+  switch (op) {
+    case m_init: return "init";
+    case m_inval: return "inval";
+    case m_test_wait: return "test_wait";
+    case m_try_wait: return "try_wait";
+    default: return "pending_count";
+  }
+}
 
 // Whether the phase a wait names has completed, for one lane; a token or parity that names no
 // phase the ISA allows is an error.
@@ -188,7 +213,7 @@ void complete_tx(Exec& x, const SmemRef& r, uint32_t bytes, int lane) {
   Mbar m = load(r);
   tx_add(x, r, m, -int64_t(bytes), lane);
   store(r, m);
-  EMU_SAN_ACCESS(x, x.pc, Space::shared, r.off, 8, lane, kSanArrive);
+  EMU_SAN_ACCESS(x, x.pc, Space::shared, r.addr, 8, lane, kSanArrive);
   settle(x, r, m, lane, "complete_tx of a bulk copy");
 }
 
@@ -198,6 +223,11 @@ void h_mbarrier(Exec& x, const Inst& in, uint32_t mask) {
   EMU_FOR_LANES(mask)
     const SmemRef r = shared_target(x, in.space, in.flags & fCluster, x.address(in.o[1], lane), 8, lane);
     if (r.off % 8) x.fault(kErrMisaligned, "mbarrier object not 8-byte aligned", r.off, lane);
+    if (r.b != x.b && op != m_arrive && op != m_expect_tx && op != m_complete_tx)
+      x.fail(std::string("mbarrier.") + mop_name(op) + " on the " + describe(r, load(r)) +
+                 ", another CTA's: only arrive, arrive_drop, expect_tx and complete_tx may name "
+                 "the mbarrier of another CTA of the cluster",
+             lane);
     switch (op) {
       case m_init: {
         const uint64_t n = x.val(in.o[2], lane) & 0xFFFFFFFFu;
@@ -212,7 +242,12 @@ void h_mbarrier(Exec& x, const Inst& in, uint32_t mask) {
         std::memset(mbar_bytes(r), 0, 8);
         break;
       case m_arrive: {
-        EMU_SAN_ACCESS(x, x.pc, Space::shared, r.off, 8, lane, (in.flags & fRelaxed) ? kSanArrive & ~san::kRelease : kSanArrive);
+        if (r.b != x.b && in.o[0].kind == OK::reg)
+          x.fail("mbarrier.arrive on the " + describe(r, load(r)) +
+                     ", another CTA's: such an arrive returns no state (the ISA's form for a "
+                     ".shared::cluster mbarrier has the sink _ as its destination)",
+                 lane);
+        EMU_SAN_ACCESS(x, x.pc, Space::shared, r.addr, 8, lane, (in.flags & fRelaxed) ? kSanArrive & ~san::kRelease : kSanArrive);
         Mbar m = load(r);
         const uint32_t token_phase = m.phase;
         uint32_t count = 1;
@@ -242,7 +277,7 @@ void h_mbarrier(Exec& x, const Inst& in, uint32_t mask) {
       }
       case m_expect_tx:
       case m_complete_tx: {
-        EMU_SAN_ACCESS(x, x.pc, Space::shared, r.off, 8, lane, kSanArrive);
+        EMU_SAN_ACCESS(x, x.pc, Space::shared, r.addr, 8, lane, kSanArrive);
         Mbar m = load(r);
         const int64_t b = int64_t(uint32_t(x.val(in.o[2], lane)));
         tx_add(x, r, m, op == m_expect_tx ? b : -b, lane);
@@ -321,7 +356,44 @@ void h_proxy_fence(Exec& x, const Inst&, uint32_t mask) {
   if (san::g_checks & san::kRace) san::proxy_fence(x, mask);
 }
 
-// cp.async.bulk [dst], [src], size{, [mbar]}: o[0] dst, o[1] src, o[2] size, o[3] mbar.
+// The CTAs a .multicast::cluster copy delivers to: the bits of its 16-bit ctaMask (o[4]), bit i
+// the CTA of %cluster_ctarank i. A launch without clusters is one of clusters of one block, so
+// there only bit 0 names a CTA.
+uint32_t multicast_ranks(Exec& x, const Inst& in, const char* what, int lane) {
+  const uint32_t m = uint32_t(x.val(in.o[4], lane)) & 0xFFFFu;
+  const uint32_t n = uint32_t(x.l->cluster.count());
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "0x%04x", m);
+  if (!m) x.fail(std::string(what) + ".multicast::cluster with ctaMask 0x0000: it names no CTA", lane);
+  if (n < 16 && (m >> n)) {
+    const uint32_t bad = n + uint32_t(__builtin_ctz(m >> n));
+    if (x.l->clusters == nullptr || (n == 1 && !x.l->explicit_cluster))
+      x.fail(std::string(what) + ".multicast::cluster in a launch without clusters: ctaMask " + buf +
+                 " names CTA rank " + std::to_string(bad) +
+                 ", but each block is a cluster of one (launch with a cluster dimension, "
+                 "__cluster_dims__ or cudaLaunchAttributeClusterDimension)",
+             lane);
+    x.fail(std::string(what) + ".multicast::cluster with ctaMask " + buf + ": it names CTA rank " +
+               std::to_string(bad) + ", but the cluster has " + std::to_string(n) + (n == 1 ? " block" : " blocks"),
+           lane);
+  }
+  return m;
+}
+
+// The mbarrier a copy into shared memory signals: for a unicast copy it must lie in the CTA the
+// destination does.
+SmemRef copy_mbar(Exec& x, const Inst& in, const SmemRef& dst, int lane) {
+  const SmemRef mb = mbar_target(x, x.address(in.o[3], lane), lane);
+  if (mb.b != dst.b)
+    x.fail("bulk copy into the shared memory of " + cluster::name(*dst.b) + " signalling the mbarrier at shared offset " +
+               hex(mb.off) + " of " + cluster::name(*mb.b) +
+               ": the mbarrier must be in the shared memory of the destination's CTA",
+           lane);
+  return mb;
+}
+
+// cp.async.bulk [dst], [src], size{, [mbar]{, ctaMask}}: o[0] dst, o[1] src, o[2] size, o[3] mbar,
+// o[4] ctaMask (.multicast::cluster).
 void h_bulk(Exec& x, const Inst& in, uint32_t mask) {
   EMU_FOR_LANES(mask)
     const uint64_t dst = x.address(in.o[0], lane), src = x.address(in.o[1], lane);
@@ -334,8 +406,22 @@ void h_bulk(Exec& x, const Inst& in, uint32_t mask) {
       continue;
     }
     count_tma(size);
-    if (in.flags & cToShared) {
+    if (in.flags & cMulticast) {  // global -> the same offsets in every CTA of the mask
+      const uint32_t ranks = multicast_ranks(x, in, "cp.async.bulk", lane);
+      const uint8_t* s = global_range(x, src, size, lane, false);
+      EMU_SAN_ACCESS(x, x.pc, Space::global, src, size, lane, san::kRead);
+      const uint32_t doff = uint32_t(dst & cluster::kOffsetMask);
+      const uint32_t moff = uint32_t(x.address(in.o[3], lane) & cluster::kOffsetMask);
+      for (uint32_t m = ranks; m; m &= m - 1) {
+        const uint32_t rank = uint32_t(__builtin_ctz(m));
+        const SmemRef d = shared_target(x, Space::shared, true, rank_address(rank, doff), size, lane);
+        std::memmove(d.b->shared.data() + d.off, s, size);
+        EMU_SAN_ACCESS(x, x.pc, Space::shared, d.addr, size, lane, san::kWrite);
+        complete_tx(x, mbar_target(x, rank_address(rank, moff), lane), size, lane);
+      }
+    } else if (in.flags & cToShared) {
       const SmemRef d = shared_target(x, Space::shared, true, dst, size, lane);
+      const SmemRef mb = copy_mbar(x, in, d, lane);
       const uint8_t* s;
       if (in.flags & cSmemToSmem) {
         const SmemRef sr = shared_target(x, Space::shared, false, src, size, lane);
@@ -347,8 +433,7 @@ void h_bulk(Exec& x, const Inst& in, uint32_t mask) {
         EMU_SAN_ACCESS(x, x.pc, Space::global, src, size, lane, san::kRead);
       }
       std::memmove(d.b->shared.data() + d.off, s, size);
-      EMU_SAN_ACCESS(x, x.pc, Space::shared, d.off, size, lane, san::kWrite);
-      const SmemRef mb = mbar_target(x, x.address(in.o[3], lane), lane);
+      EMU_SAN_ACCESS(x, x.pc, Space::shared, d.addr, size, lane, san::kWrite);
       complete_tx(x, mb, size, lane);
     } else {  // shared::cta -> global, a bulk async-group
       const SmemRef sr = shared_target(x, Space::shared, false, src, size, lane);
@@ -415,12 +500,37 @@ void h_tensor(Exec& x, const Inst& in, uint32_t mask) {
     const uint64_t sa = x.address(in.o[0], lane);
     if (sa % 128) x.fault(kErrMisaligned, "cp.async.bulk.tensor shared memory address not 128-byte aligned", sa, lane);
     if (in.flags & cPrefetch) continue;
-    const SmemRef s = shared_target(x, Space::shared, load, sa, uint32_t(bytes), lane);
+    const bool multicast = in.flags & cMulticast;
+    // The destinations of a load: the CTA the address names, or the same offset in every CTA of
+    // a multicast's ctaMask; the source of a store.
+    SmemRef dst[16];
+    uint32_t ndst = 0, to_rank[16];
+    if (multicast) {
+      const uint32_t ranks = multicast_ranks(x, in, "cp.async.bulk.tensor", lane);
+      for (uint32_t m = ranks; m; m &= m - 1, ++ndst) {
+        to_rank[ndst] = uint32_t(__builtin_ctz(m));
+        dst[ndst] = shared_target(x, Space::shared, true, rank_address(to_rank[ndst], uint32_t(sa & cluster::kOffsetMask)),
+                                  uint32_t(bytes), lane);
+      }
+    } else {
+      dst[ndst++] = shared_target(x, Space::shared, load, sa, uint32_t(bytes), lane);
+    }
+    const SmemRef& s = dst[0];
+    SmemRef mbar[16];
+    if (load) {
+      if (multicast) {
+        const uint32_t moff = uint32_t(x.address(in.o[3], lane) & cluster::kOffsetMask);
+        for (uint32_t i = 0; i < ndst; ++i)
+          mbar[i] = mbar_target(x, rank_address(to_rank[i], moff), lane);
+      } else {
+        mbar[0] = copy_mbar(x, in, s, lane);
+      }
+    }
     if (!load) check_proxy(x, s.off, bytes, lane);
     count_tma(bytes);
     const uint32_t sbits = d.swizzle == 1 ? 1 : d.swizzle == 2 ? 2 : d.swizzle == 3 ? 3 : 0;
     const uint32_t row = n[0] * es;  // bytes of one box row (dimension 0) in shared memory
-    uint8_t* smem = s.b->shared.data();
+    uint8_t* smem = s.b->shared.data();  // a store's source
     uint64_t nan_bits = 0;
     if (d.oob_nan) {
       switch (es) {
@@ -455,12 +565,11 @@ void h_tensor(Exec& x, const Inst& in, uint32_t mask) {
           EMU_SAN_ACCESS(x, x.pc, Space::global, ga, uint32_t(len), lane, san::kRead);
         }
         for (uint32_t e = 0; e < n[0]; ++e) {
-          const uint32_t at = srow + e * es;
-          uint8_t* dst = smem + swizzle(at, sbits);
-          if (int64_t(e) >= lo && int64_t(e) < hi)
-            std::memcpy(dst, reinterpret_cast<const uint8_t*>(d.address + goff + uint64_t(c[0] + e) * es), es);
-          else
-            std::memcpy(dst, &nan_bits, es);
+          const uint32_t at = swizzle(srow + e * es, sbits);
+          const void* from = int64_t(e) >= lo && int64_t(e) < hi
+                                 ? reinterpret_cast<const void*>(d.address + goff + uint64_t(c[0] + e) * es)
+                                 : static_cast<const void*>(&nan_bits);
+          for (uint32_t i = 0; i < ndst; ++i) std::memcpy(dst[i].b->shared.data() + at, from, es);
         }
       } else if (hi > lo) {  // stores write only the elements inside the tensor
         const uint64_t ga = d.address + goff + uint64_t(c[0] + lo) * es;
@@ -471,10 +580,13 @@ void h_tensor(Exec& x, const Inst& in, uint32_t mask) {
         EMU_SAN_ACCESS(x, x.pc, Space::global, ga, uint32_t(len), lane, san::kWrite);
       }
     }
-    EMU_SAN_ACCESS(x, x.pc, Space::shared, s.off, uint32_t(bytes), lane, load ? san::kWrite : san::kRead);
-    if (load) {
-      const SmemRef mb = mbar_target(x, x.address(in.o[3], lane), lane);
-      complete_tx(x, mb, uint32_t(bytes), lane);
+    if (!load) {
+      EMU_SAN_ACCESS(x, x.pc, Space::shared, s.off, uint32_t(bytes), lane, san::kRead);
+      continue;
+    }
+    for (uint32_t i = 0; i < ndst; ++i) {
+      EMU_SAN_ACCESS(x, x.pc, Space::shared, dst[i].addr, uint32_t(bytes), lane, san::kWrite);
+      complete_tx(x, mbar[i], uint32_t(bytes), lane);
     }
   EMU_END_LANES
 }
@@ -582,7 +694,10 @@ bool decode_async(DecodeCtx& d, const PInstr& p, Inst& in) {
       in.fn = h_nothing;
       return true;
     }
-    if (d.has(p, "multicast::cluster")) d.fail(p, "multicast bulk copies are not emulated without clusters");
+    if (d.has(p, "multicast::cluster")) {
+      in.flags |= cMulticast;
+      d.k.uses_cluster = true;
+    }
     if (d.has(p, "prefetch")) in.flags |= cPrefetch;
     const bool tensor = d.has(p, "tensor");
     // Direction: .shared::cluster.global / .shared::cta.global (loads), .global.shared::cta
@@ -604,6 +719,8 @@ bool decode_async(DecodeCtx& d, const PInstr& p, Inst& in) {
         d.fail(p, "bulk copy direction not supported by the emulator");
       }
     }
+    if ((in.flags & cMulticast) && (!(in.flags & cToShared) || (in.flags & cSmemToSmem)))
+      d.fail(p, ".multicast::cluster is for copies from global memory into shared::cluster only");
     if (d.has(p, "im2col") || d.has(p, "im2col::w") || d.has(p, "im2col::w::128") || d.has(p, "tile::gather4") ||
         d.has(p, "tile::scatter4"))
       d.fail(p, "only the tile mode of bulk tensor copies is emulated");
@@ -618,6 +735,7 @@ bool decode_async(DecodeCtx& d, const PInstr& p, Inst& in) {
         in.o[1] = d.addr(p.ops.at(1), ss);
         in.o[2] = d.op(p.ops.at(2));
         if (in.flags & cToShared) in.o[3] = d.addr(p.ops.at(3), sd);
+        if (in.flags & cMulticast) in.o[4] = d.op(p.ops.at(4));  // ctaMask {, cache-policy}
       }
       in.fn = h_bulk;
       return true;
@@ -648,6 +766,7 @@ bool decode_async(DecodeCtx& d, const PInstr& p, Inst& in) {
       in.o[0] = d.addr(p.ops.at(0), sd);
       tensor_operand(p.ops.at(1));
       in.o[3] = d.addr(p.ops.at(2), sd);
+      if (in.flags & cMulticast) in.o[4] = d.op(p.ops.at(3));  // ctaMask {, cache-policy} (tile mode)
     } else {
       tensor_operand(p.ops.at(0));
       in.o[0] = d.addr(p.ops.at(1), ss);

@@ -1298,6 +1298,8 @@ void dsmem_access(Exec& x, BlockState* bs, uint32_t pc, uint64_t a, uint32_t siz
     }
   });
   if (local) return;
+  // Release/acquire through the owner's location (a remote mbarrier arrive, a flag): as its own.
+  if ((kind & kStrong) && race_on) sync_through(*bs, t, kind, owner.shared_sync, off);
   if ((g_checks & kInit) && (kind & kRead) && !(kind & kWrite) && unwritten) dsmem_uninit(c, *tb);
   // A write from another block initializes the bytes for the owner's own reads: its record there
   // has the owner's start clock, below the owner's floor (ordered; its conflicts are checked here).
