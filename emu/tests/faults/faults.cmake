@@ -499,3 +499,22 @@ fault_kernel(cluster_deadlock KERNEL k_exchange BLOCK "0,0,0" THREAD "1,0,0"
   WHAT "deadlock: every warp of the cluster waits, and no thread is left to complete what they wait for:"
   REPORT "  block \\(0,0,0\\) \\(rank 0 of cluster \\(0,0,0\\)\\) warp 0 \\(lanes 0x00000001\\) at '(bar|barrier)\\.sync 0;' at [^\n]*cluster_deadlock\\.cu:[0-9]+: waits at barrier 0 for 64 threads, of which 1 have arrived\n  block \\(0,0,0\\) \\(rank 0 of cluster \\(0,0,0\\)\\) warp 0 \\(lanes 0xfffffffe\\) at 'barrier\\.cluster\\.wait[^']*' at [^\n]*cluster_deadlock\\.cu:[0-9]+: waits at the cluster barrier \\(phase 0\\) for 1 of the cluster's 128 non-exited threads, which have not arrived\n(  [^\n]*\n)*cluster_deadlock: cudaErrorLaunchFailure \\("
   FIXED)
+
+# --- TMA multicast and remote mbarrier arrivals (sm_90) ---------------------------------------------
+# A multicast's ctaMask names CTAs of the cluster: a bit past the cluster's size, or any bit but 0
+# in a launch without clusters (each block a cluster of one), fails the launch.
+fault_kernel(multicast_mask_outside KERNEL k_broadcast BLOCK "0,0,0" THREAD "0,0,0"
+  INST "cp\\.async\\.bulk\\.shared::cluster\\.global\\.mbarrier::complete_tx::bytes\\.multicast::cluster "
+  WHAT "cp\\.async\\.bulk\\.multicast::cluster with ctaMask 0x0005: it names CTA rank 2, but the cluster has 2 blocks"
+  ERROR cudaErrorIllegalInstruction FIXED)
+fault_kernel(multicast_no_cluster KERNEL k_broadcast BLOCK "0,0,0" THREAD "0,0,0"
+  INST "cp\\.async\\.bulk\\.shared::cluster\\.global\\.mbarrier::complete_tx::bytes\\.multicast::cluster "
+  WHAT "cp\\.async\\.bulk\\.multicast::cluster in a launch without clusters: ctaMask 0x0003 names CTA rank 1, but each block is a cluster of one"
+  ERROR cudaErrorIllegalInstruction FIXED)
+# .multicast::cluster is meant for sm_90a (ptxas advises against it for sm_90).
+set_target_properties(fault_multicast_mask_outside fault_multicast_no_cluster PROPERTIES CUDA_ARCHITECTURES 90a)
+# An arrive on another CTA's mbarrier releases what the arriving thread did before it to the
+# waiters' try_wait (acquire); a .relaxed one releases nothing.
+fault_check(race_mbar_remote KERNEL k_signal BLOCK "1,0,0" THREAD "0,0,0"
+  INST "ld\\.shared(::cta)?\\.[bsu]32 "
+  WHAT "race on distributed shared memory at offset 0x0 of the shared memory of block \\(1,0,0\\) \\(rank 1 of cluster \\(0,0,0\\)\\): this read of 4 bytes and an earlier write by block \\(0,0,0\\) thread \\(0,0,0\\), 'st\\.shared::cluster\\.[bsu]32 [^']*' at ([^\n]*[ (])?race_mbar_remote\\.cu:@PARTNER@([^0-9,][^,]*)?, with no cluster barrier [^\n]* ordering them")
