@@ -15,6 +15,9 @@
 //   another CTA of the cluster; it returns no state. The phase completes when its pending count
 //   and tx-count are zero; the arrive releases, the waiter's try_wait acquires, so what the
 //   arriving thread wrote before it is seen by the waiter after it.
+// - cp.async.bulk.shared::cluster.shared::cta: a copy from the CTA's own shared memory into
+//   another CTA's, its complete_tx performed on the mbarrier (in the destination's CTA) that
+//   mbar names.
 // Under the emulator the TMA metrics are checked too (include/gpu100_emu_metrics.h): a copy is
 // one request, and its bytes count once however many CTAs it delivers to.
 //
@@ -313,6 +316,67 @@ void test_tensor() {
   CUDA_CHECK(cudaFree(d_out));
 }
 
+// --- shared::cta -> shared::cluster: a bulk copy into the next CTA --------------------------------
+constexpr int kPass = 512;  // bytes
+
+// Every CTA fills src with its own pattern, then copies it into dst of the next CTA of the
+// cluster (cp.async.bulk.shared::cluster.shared::cta, the mbarrier in the destination's CTA,
+// both from mapa); each CTA announces the bytes on its own mbarrier, waits, and copies dst out.
+__global__ void k_pass(uint8_t* out) {
+  __shared__ alignas(128) uint8_t src[kPass], dst[kPass];
+  __shared__ uint64_t bar;
+  const uint32_t rank = cta_rank();
+  for (int i = threadIdx.x; i < kPass; i += blockDim.x) {
+    src[i] = uint8_t(blockIdx.x * 37 + i * 3);
+    dst[i] = kFill;
+  }
+  if (threadIdx.x == 0) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smem(&bar)) : "memory");
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem(&bar)), "r"(kPass) : "memory");
+  }
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");  // src's generic writes before the copy reads them
+  cluster_sync();
+  if (threadIdx.x == 0) {
+    const uint32_t next = (rank + 1) % kCtas;
+    asm volatile("cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+                     map_rank(smem(dst), next)),
+                 "r"(smem(src)), "r"(kPass), "r"(map_rank(smem(&bar), next))
+                 : "memory");
+  }
+  wait_parity(smem(&bar), 0);
+  for (int i = threadIdx.x; i < kPass; i += blockDim.x) out[blockIdx.x * kPass + i] = dst[i];
+  cluster_sync();
+}
+
+void test_pass() {
+  const int blocks = 2 * kCtas;
+  uint8_t* d_out;
+  CUDA_CHECK(cudaMalloc(&d_out, blocks * kPass));
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3(blocks);
+  cfg.blockDim = dim3(64);
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = kCtas;
+  attr[0].val.clusterDim.y = 1;
+  attr[0].val.clusterDim.z = 1;
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  CUDA_CHECK(cudaLaunchKernelEx(&cfg, k_pass, d_out));
+  CUDA_CHECK(cudaDeviceSynchronize());
+  std::vector<uint8_t> out(blocks * kPass);
+  CUDA_CHECK(cudaMemcpy(out.data(), d_out, out.size(), cudaMemcpyDeviceToHost));
+  for (int b = 0; b < blocks; ++b) {
+    const int from = (b / kCtas) * kCtas + (b % kCtas + kCtas - 1) % kCtas;  // the previous rank's block
+    int bad = 0;
+    for (int i = 0; i < kPass; ++i) bad += out[b * kPass + i] != uint8_t((from * 37 + i * 3) ^ int(g_plant));
+    conf_check("cp.async.bulk.shared::cluster.shared::cta into the next CTA", conf_fmt("block %d, from block %d", b, from),
+               bad, 0);
+  }
+  CUDA_CHECK(cudaFree(d_out));
+}
+
 // --- remote arrive: a producer CTA signalling its consumers ---------------------------------------
 constexpr int kPhases = 3;
 constexpr int kThreads = 64;
@@ -427,6 +491,7 @@ int main(int argc, char** argv) {
   test_bulk();
   if (g_encode) test_tensor();
   else conf_check_text("cudaGetDriverEntryPointByVersion", "cuTensorMapEncodeTiled", g_plant, "no function", "one");
+  test_pass();
   test_remote();
   if (g_plant) {
     const int failed = conf_failures(), total = conf_checks();
