@@ -449,6 +449,43 @@ void decode_mma_async(DecodeCtx& d, const PInstr& p, Inst& in) {
   in.fn = h_wgmma;
 }
 
+// stmatrix.sync.aligned.m8n8.{x1,x2,x4}{.trans}.b16 [p], {r...} (sm_90): the inverse of
+// ldmatrix. Lanes 8j .. 8j + 7 give the 16-byte row addresses of matrix j; register j of lane l
+// holds elements 2 (l % 4) and 2 (l % 4) + 1 of row l / 4 of matrix j (low half first), or with
+// .trans those of column l / 4, rows 2 (l % 4) and 2 (l % 4) + 1 (the ISA's fragment of ldmatrix).
+// o[0] the address, o[1] the registers; aux the matrices; flags kStTrans.
+constexpr uint32_t kStTrans = 1u << 0;
+void h_stmatrix(Exec& x, const Inst& in, uint32_t mask) {
+  const uint32_t num = in.aux;
+  const bool trans = in.flags & kStTrans;
+  uint64_t row[32] = {};
+  uint16_t mat[4][8][8] = {};
+  EMU_FOR_LANES(mask)
+    row[lane] = x.address(in.o[0], lane);
+    const uint32_t g = uint32_t(lane) / 4, t = uint32_t(lane) % 4;
+    for (uint32_t j = 0; j < num; ++j) {
+      const uint32_t v = uint32_t(x.val(x.vec(in.o[1], int(j)), lane));
+      if (trans) {
+        mat[j][2 * t][g] = uint16_t(v);
+        mat[j][2 * t + 1][g] = uint16_t(v >> 16);
+      } else {
+        mat[j][g][2 * t] = uint16_t(v);
+        mat[j][g][2 * t + 1] = uint16_t(v >> 16);
+      }
+    }
+  EMU_END_LANES
+  if (mask != 0xFFFFFFFFu)
+    x.fail("stmatrix.sync.aligned executed by only some threads of the warp: every thread must execute it",
+           __builtin_ctz(mask));
+  for (uint32_t j = 0; j < num; ++j)
+    for (uint32_t r = 0; r < 8; ++r) {
+      const int lane = int(8 * j + r);
+      if (row[lane] % 16) x.fault(716, "stmatrix row address not 16-byte aligned", row[lane], lane);
+      std::memcpy(x.addr(in.space, row[lane], 16, lane, true), mat[j][r], 16);
+      EMU_SAN_ACCESS(x, x.pc, in.space, row[lane], 16, lane, san::kWrite);
+    }
+}
+
 }  // namespace
 
 namespace wgmma {
@@ -486,6 +523,19 @@ void step(Exec& x, const Inst& in) {
 
 bool decode_wgmma(DecodeCtx& d, const PInstr& p, Inst& in) {
   const std::string& op = p.opcode;
+  if (op == "stmatrix") {
+    if (!d.has(p, "m8n8") || !d.has(p, "b16")) d.fail(p, "only stmatrix.m8n8 .b16 (sm_90) is supported");
+    in.ctl = Ctl::collective;
+    in.member_op = 0xFE;
+    in.space = d.has(p, "shared") || d.has(p, "shared::cta") ? Space::shared : Space::generic;
+    in.aux = d.has(p, "x4") ? 4 : d.has(p, "x2") ? 2 : 1;
+    if (d.has(p, "trans")) in.flags |= kStTrans;
+    in.o[0] = d.addr(p.ops.at(0), in.space);
+    in.o[1] = d.op(p.ops.at(1));
+    if (in.o[1].count != in.aux) d.fail(p, "stmatrix needs one register per matrix");
+    in.fn = h_stmatrix;
+    return true;
+  }
   if (op == "wgmma") {
     if (d.has(p, "mma_async")) {
       decode_mma_async(d, p, in);
