@@ -526,7 +526,6 @@ void h_tensor(Exec& x, const Inst& in, uint32_t mask) {
         mbar[0] = copy_mbar(x, in, s, lane);
       }
     }
-    if (!load) check_proxy(x, s.off, bytes, lane);
     count_tma(bytes);
     const uint32_t sbits = d.swizzle == 1 ? 1 : d.swizzle == 2 ? 2 : d.swizzle == 3 ? 3 : 0;
     const uint32_t row = n[0] * es;  // bytes of one box row (dimension 0) in shared memory
@@ -575,15 +574,28 @@ void h_tensor(Exec& x, const Inst& in, uint32_t mask) {
         const uint64_t ga = d.address + goff + uint64_t(c[0] + lo) * es;
         const uint64_t len = uint64_t(hi - lo) * es;
         uint8_t* gp = global_range(x, ga, len, lane, true);
-        for (int64_t e = lo; e < hi; ++e)
-          std::memcpy(gp + (e - lo) * es, smem + swizzle(srow + uint32_t(e) * es, sbits), es);
+        // The shared bytes the store reads: those of the elements it writes (the box's elements
+        // outside the tensor, such as padding, are neither written nor read), in runs of
+        // consecutive addresses (the swizzle permutes 16-byte chunks).
+        auto read_run = [&](uint32_t off, uint32_t size) {
+          check_proxy(x, off, size, lane);
+          EMU_SAN_ACCESS(x, x.pc, Space::shared, off, size, lane, san::kRead);
+        };
+        uint32_t run = 0, run_end = 0;
+        for (int64_t e = lo; e < hi; ++e) {
+          const uint32_t at = swizzle(srow + uint32_t(e) * es, sbits);
+          std::memcpy(gp + (e - lo) * es, smem + at, es);
+          if (at != run_end) {
+            if (run_end != run) read_run(run, run_end - run);
+            run = at;
+          }
+          run_end = at + es;
+        }
+        read_run(run, run_end - run);
         EMU_SAN_ACCESS(x, x.pc, Space::global, ga, uint32_t(len), lane, san::kWrite);
       }
     }
-    if (!load) {
-      EMU_SAN_ACCESS(x, x.pc, Space::shared, s.off, uint32_t(bytes), lane, san::kRead);
-      continue;
-    }
+    if (!load) continue;
     for (uint32_t i = 0; i < ndst; ++i) {
       EMU_SAN_ACCESS(x, x.pc, Space::shared, dst[i].addr, uint32_t(bytes), lane, san::kWrite);
       complete_tx(x, mbar[i], uint32_t(bytes), lane);
