@@ -31,7 +31,7 @@ constexpr int kErrMisaligned = 716;
 
 // --- which CTA's shared memory an address names ---------------------------------------------------
 // The one place that resolves a shared-memory operand of an mbarrier or bulk copy to the block
-// whose shared memory it is and the offset in that block's window. `cluster`: the operand is a
+// whose shared memory it is and the offset in that block's window. `cluster_space`: the operand is a
 // .shared::cluster address (generic addresses are too): one that carries a CTA rank (mapa, see
 // cluster.h) names that CTA of the cluster, checked as distributed shared memory accesses are;
 // without rank bits, and without clusters, it is the executing CTA's own .shared::cta address.
