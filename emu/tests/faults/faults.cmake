@@ -518,3 +518,8 @@ set_target_properties(fault_multicast_mask_outside fault_multicast_no_cluster PR
 fault_check(race_mbar_remote KERNEL k_signal BLOCK "1,0,0" THREAD "0,0,0"
   INST "ld\\.shared(::cta)?\\.[bsu]32 "
   WHAT "race on distributed shared memory at offset 0x0 of the shared memory of block \\(1,0,0\\) \\(rank 1 of cluster \\(0,0,0\\)\\): this read of 4 bytes and an earlier write by block \\(0,0,0\\) thread \\(0,0,0\\), 'st\\.shared::cluster\\.[bsu]32 [^']*' at ([^\n]*[ (])?race_mbar_remote\\.cu:@PARTNER@([^0-9,][^,]*)?, with no cluster barrier [^\n]* ordering them")
+# test_wait and try_wait name only the executing CTA's own mbarrier.
+fault_kernel(mbar_remote_wait KERNEL k_handshake BLOCK "0,0,0" THREAD "0,0,0"
+  INST "mbarrier\\.try_wait\\.parity\\.b64 "
+  WHAT "mbarrier\\.try_wait on the mbarrier at shared offset 0x[0-9a-f]+ of block \\(1,0,0\\) \\(rank 1 of cluster \\(0,0,0\\)\\) \\(phase 0 mod 8, 1 of 1 arrivals pending, tx-count 0\\), another CTA's: only arrive, arrive_drop, expect_tx and complete_tx may name the mbarrier of another CTA of the cluster"
+  ERROR cudaErrorIllegalInstruction FIXED)
