@@ -31,7 +31,7 @@ inline uint64_t address(const Exec& x, const Operand& a, int lane) { return x.ad
 // A loaded element as its destination register holds it: the ISA lets the register be wider
 // than the instruction type, and then a signed type is sign-extended and every other type
 // zero-extended to the register's width (in.type2, a type of that width).
-inline uint64_t loaded(uint64_t v, const Inst& in) {
+__attribute__((always_inline)) inline uint64_t loaded(uint64_t v, const Inst& in) {
   switch (in.type2) {
     case Type::b8: return extend(v, in.type) & 0xFFu;
     case Type::b16: return extend(v, in.type) & 0xFFFFu;
@@ -40,13 +40,73 @@ inline uint64_t loaded(uint64_t v, const Inst& in) {
   }
 }
 
+// x.addr, with an aligned shared access inside the block's window checked here (what
+// Exec::addr_slow does for it).
+__attribute__((always_inline)) inline uint8_t* lane_addr(Exec& x, Space space, uint64_t a, uint32_t size, int lane,
+                                                         bool write) {
+  if (space == Space::shared && !(a & (size - 1)) && a + size <= x.b->shared.size()) return x.b->shared.data() + a;
+  return x.addr(space, a, size, lane, write);
+}
+
+// The lanes of a load or store: op(lane, p), p the lane's address checked by x.addr (bounds,
+// alignment). With the checks on and no debugging aid looking (san::g_access is san::access),
+// the warp-instruction's accesses go to the checks at once: every lane's address is checked first,
+// then the checks see the lanes in lane order (san::access_warp), then the lanes load or store.
+// The checks of a store's lane may see memory without the same instruction's earlier lanes'
+// stores, which changes nothing: a conflict with those is decided from the values the lanes
+// store. A lane that faults does so after the checks and accesses of the lanes before it, as
+// lane by lane.
+template <class Op>
+void checked_lanes(Exec& x, Space space, const Operand& a_op, uint32_t size, bool write, uint32_t kind, uint32_t m,
+                   Op op) {
+  uint64_t addrs[32];  // only the lanes of m are read
+  uint8_t* ptrs[32];
+  uint32_t done = 0;
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+  try {
+    EMU_FOR_LANES(m)
+      addrs[lane] = address(x, a_op, lane);
+      ptrs[lane] = lane_addr(x, space, addrs[lane], size, lane, write);
+      done |= 1u << lane;
+    EMU_END_LANES
+  } catch (...) {
+    if (done) {
+      san::access_warp(x, x.pc, space, addrs, size, done, kind);
+      EMU_FOR_LANES(done) op(lane, ptrs[lane]); EMU_END_LANES
+    }
+    throw;
+  }
+  san::access_warp(x, x.pc, space, addrs, size, m, kind);
+#pragma GCC diagnostic pop
+  EMU_FOR_LANES(m) op(lane, ptrs[lane]); EMU_END_LANES
+}
+
+template <class Op>
+__attribute__((always_inline)) inline void each_lane(Exec& x, Space space, const Operand& a_op, uint32_t size,
+                                                     bool write, uint32_t kind, uint32_t m, Op op) {
+  if (__builtin_expect(san::g_hook, 0)) {
+    if (san::g_access != san::access) {  // a debugging aid: lane by lane
+      EMU_FOR_LANES(m)
+        const uint64_t a = address(x, a_op, lane);
+        uint8_t* p = lane_addr(x, space, a, size, lane, write);
+        san::g_access(x, x.pc, space, a, size, lane, kind);
+        op(lane, p);
+      EMU_END_LANES
+      return;
+    }
+    // The checks keep nothing for local memory and kernel parameters.
+    if (space != Space::local && space != Space::param) return checked_lanes(x, space, a_op, size, write, kind, m, op);
+  }
+  EMU_FOR_LANES(m)
+    op(lane, lane_addr(x, space, address(x, a_op, lane), size, lane, write));
+  EMU_END_LANES
+}
+
 // ld: in.aux = element bytes, in.vec = elements, in.type = element type (for extension).
 void h_ld(Exec& x, const Inst& in, uint32_t m) {
   const uint32_t es = in.aux, total = es * in.vec;
-  EMU_FOR_LANES(m)
-    const uint64_t a = address(x, in.o[1], lane);
-    const uint8_t* p = x.addr(in.space, a, total, lane, false);
-    EMU_SAN_ACCESS(x, x.pc, in.space, a, total, lane, san::kRead | in.flags);
+  each_lane(x, in.space, in.o[1], total, false, san::kRead | in.flags, m, [&](int lane, const uint8_t* p) __attribute__((always_inline)) {
     if (in.vec == 1) {
       uint64_t v = 0;
       std::memcpy(&v, p, es);
@@ -58,7 +118,7 @@ void h_ld(Exec& x, const Inst& in, uint32_t m) {
         x.set(x.vec(in.o[0], int(i)), lane, loaded(v, in));
       }
     }
-  EMU_END_LANES
+  });
 }
 
 // A load from a fixed address in the parameter space (a kernel argument): one read, broadcast.
@@ -73,13 +133,12 @@ void h_ld_param_uniform(Exec& x, const Inst& in, uint32_t m) {
 // The common case, a 4-byte scalar load from global memory, without the generic dispatch (and
 // without extension: not for an .s32 load into a 64-bit register).
 void h_ld_global_b32(Exec& x, const Inst& in, uint32_t m) {
-  EMU_FOR_LANES(m)
-    const uint64_t a = address(x, in.o[1], lane);
+  uint64_t* d = x.w->r + size_t(in.o[0].reg) * 32;
+  each_lane(x, Space::global, in.o[1], 4, false, san::kRead | in.flags, m, [&](int lane, const uint8_t* p) __attribute__((always_inline)) {
     uint32_t v;
-    std::memcpy(&v, x.addr(Space::global, a, 4, lane, false), 4);
-    EMU_SAN_ACCESS(x, x.pc, Space::global, a, 4, lane, san::kRead | in.flags);
-    x.w->r[in.o[0].reg * 32 + lane] = v;
-  EMU_END_LANES
+    std::memcpy(&v, p, 4);
+    d[lane] = v;
+  });
 }
 
 // Loads and stores with the element size and count known at compile time.
@@ -87,11 +146,8 @@ template <uint32_t ES, uint32_t V, bool Load>
 void h_ldst_fixed(Exec& x, const Inst& in, uint32_t m) {
   const Operand& a_op = Load ? in.o[1] : in.o[0];
   const Operand& v_op = Load ? in.o[0] : in.o[1];
-  const Space space = in.space;
-  EMU_FOR_LANES(m)
-    const uint64_t a = address(x, a_op, lane);
-    uint8_t* p = x.addr(space, a, ES * V, lane, !Load);
-    EMU_SAN_ACCESS(x, x.pc, space, a, ES * V, lane, (Load ? san::kRead : san::kWrite) | in.flags);
+  each_lane(x, in.space, a_op, ES * V, !Load, (Load ? san::kRead : san::kWrite) | in.flags, m,
+            [&](int lane, uint8_t* p) __attribute__((always_inline)) {
     if constexpr (V == 1) {
       if (Load) {
         uint64_t v = 0;
@@ -114,7 +170,7 @@ void h_ldst_fixed(Exec& x, const Inst& in, uint32_t m) {
         }
       }
     }
-  EMU_END_LANES
+  });
 }
 
 template <bool Load>
@@ -129,10 +185,7 @@ Handler fixed_ldst(uint32_t es, uint32_t v) {
 
 void h_st(Exec& x, const Inst& in, uint32_t m) {
   const uint32_t es = in.aux, total = es * in.vec;
-  EMU_FOR_LANES(m)
-    const uint64_t a = address(x, in.o[0], lane);
-    uint8_t* p = x.addr(in.space, a, total, lane, true);
-    EMU_SAN_ACCESS(x, x.pc, in.space, a, total, lane, san::kWrite | in.flags);
+  each_lane(x, in.space, in.o[0], total, true, san::kWrite | in.flags, m, [&](int lane, uint8_t* p) __attribute__((always_inline)) {
     if (in.vec == 1) {
       const uint64_t v = x.val(in.o[1], lane);
       std::memcpy(p, &v, es);
@@ -143,7 +196,7 @@ void h_st(Exec& x, const Inst& in, uint32_t m) {
         std::memcpy(p + i * es, &v, es);
       }
     }
-  EMU_END_LANES
+  });
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -367,6 +367,9 @@ struct NcCell {
 struct GShadow {
   Region<GCell> race;
   Region<NcCell> nc;  // made at the first ld.global.nc of the allocation
+  // The highest clock an ld.global.nc of the allocation stamped: below the launch base, nothing
+  // of it was read that way in this launch, and its writes have no nc records to check.
+  uint32_t nc_last = 0;
   uint64_t* init = nullptr;  // null: not tracked (host-mapped, __device__, workspace: initialized)
   uint64_t bytes = 0;
   ~GShadow() { std::free(init); }
@@ -458,7 +461,17 @@ struct BlockState {
   }
   void reset_threads(uint32_t n, uint32_t start) {
     own_.assign(n, start);
-    t.assign(n, TState{});
+    if (t.size() != n) {
+      t.assign(n, TState{});
+    } else {
+      for (TState& s : t) {
+        if (s.vc) s.vc.reset();
+        if (s.fence) s.fence.reset();
+        if (s.pending) s.pending.reset();
+        s.fenced = false;
+        s.proxy_fence = 0;
+      }
+    }
     with_vc.clear();
     floor = top = start;
   }
@@ -1125,6 +1138,7 @@ __attribute__((noinline)) void nc_access(Ctx& c, GShadow& g, uint64_t off) {
   const uint64_t end = off + c.size;
   const bool load = (c.kind & kNc) != 0;
   if (load && !g.nc.ok()) g.nc.ensure(g.bytes);
+  if (load) g.nc_last = std::max(g.nc_last, c.clock);
   for (uint64_t gi = off >> 2; gi <= (end - 1) >> 2; ++gi) {
     const uint64_t gs = std::max(off, gi * 4), ge = std::min(end, gi * 4 + 4);
     const uint8_t mask = uint8_t(((1u << (ge - gs)) - 1) << (gs - gi * 4));
@@ -1206,7 +1220,8 @@ inline void access_lane(Exec& x, BlockState* bs, uint32_t pc, bool shared, uint6
                     ((kind & kCta) ? fCta : 0) | (released ? fRelease : 0)};
   const uint32_t base = G().launch.base;
   walk(g->race, off, size, [&](GCell& cell, uint32_t) { g_op(c, cell, me, base); });
-  if (__builtin_expect((kind & kNc) || ((kind & kWrite) && g->nc.ok()), 0)) nc_access(c, *g, off);
+  if (__builtin_expect((kind & kNc) || ((kind & kWrite) && g->nc.ok() && g->nc_last >= base), 0))
+    nc_access(c, *g, off);
   if (kind & kStrong) sync_through(*bs, t, kind, G().launch.sync, a);
 }
 
@@ -1401,6 +1416,202 @@ void access(Exec& x, uint32_t pc, Space space, uint64_t a, uint32_t size, int la
       access_lane(x, bs, pc, false, a, size, lane, kind, al);
       if (streams::g_recording) streams::note_access(a, size, kind);  // runtime/streams.h
     }
+  }
+}
+
+// --- a warp-instruction's accesses ----------------------------------------------------------------
+// What access() does for each lane in lane order, with what is the same for every lane (the block's
+// state, the space, the allocation, the store's execution) worked out once. A plain access of a
+// 4-byte granule whose records are ordered before it (below the block's floor or the launch base,
+// the thread's own, or known to its vector clock) is decided and recorded right here; any other
+// lane takes access_lane, the same code as lane by lane.
+namespace {
+
+// The lanes of a st the checks have seen (StoreExec), kept as access_lane keeps them: the
+// execution's first lane that gets there starts it anew.
+struct StoreLanesOf {
+  StoreExec* se = nullptr;
+  uint64_t id = 0;
+  StoreLanesOf(Exec& x, uint32_t mask, uint32_t kind) {
+    if (!(kind & kStore) || !(g_checks & kRace)) return;
+    se = &G().store;
+    id = x.sreg(sr_clock64, __builtin_ctz(mask));
+  }
+  void add(int lane, uint64_t loc) {
+    if (!se) return;
+    if (id != se->id) {
+      se->id = id;
+      se->lanes = 0;
+    }
+    se->lanes |= 1u << lane;
+    se->loc[lane] = loc;
+  }
+};
+
+void shared_warp(Exec& x, BlockState* bs, uint32_t pc, const uint64_t* addrs, uint32_t size, uint32_t mask,
+                 uint32_t kind) {
+  Region<SCell>& sh = bs->shared;
+  if (!sh.ok()) return;
+  const uint64_t limit = sh.bytes();
+  const bool race_on = g_checks & kRace, init_on = g_checks & kInit, wr = kind & kWrite;
+  const uint32_t w0 = x.w->index * 32, floor = bs->floor, start = bs->start;
+  const uint64_t block = bs->block;
+  const bool any_vc = !bs->with_vc.empty();  // every thread with a vector clock is in with_vc
+  StoreLanesOf stored(x, mask, kind);
+  for (uint32_t m = mask; m; m &= m - 1) {
+    const int lane = __builtin_ctz(m);
+    const uint64_t a = addrs[lane];
+    if (a + size > limit) continue;
+    const uint32_t t = w0 + uint32_t(lane);
+    if (size == 4 && !(a & 3)) {
+      SCell* cp = sh.granule(a >> 2);
+      if (!cp) continue;  // over the shadow's budget
+      SCell& cell = *cp;
+      if (!is_split(cell)) {
+        const VC* vc = any_vc ? bs->t[t].vc.get() : nullptr;
+        auto ordered = [&](SRec r) __attribute__((always_inline)) {  // s_ordered
+          const uint32_t clock = s_clock(r), who = s_tid(r);
+          return clock < floor || who == t || (vc && covers(vc, block, who, clock));
+        };
+        const SRec me = s_make(bs->clock_of(t), pc, 0, t);
+        if (wr) {
+          if (!race_on || (ordered(cell.w) && ordered(cell.r[0]) && ordered(cell.r[1]))) {
+            stored.add(lane, a | (1ull << 63));
+            cell.w = me;
+            cell.r[0] = cell.r[1] = 0;
+            continue;
+          }
+        } else if ((!init_on || s_clock(cell.w) >= start) && (!race_on || ordered(cell.w))) {
+          if (ordered(cell.r[0])) cell.r[0] = me;
+          else cell.r[1] = me;
+          continue;
+        }
+      }
+    }
+    access_lane(x, bs, pc, true, a, size, lane, kind, nullptr);
+  }
+}
+
+void global_warp(Exec& x, BlockState* bs, uint32_t pc, const uint64_t* addrs, uint32_t size, uint32_t mask,
+                 uint32_t kind) {
+  const bool race_on = g_checks & kRace, init_on = g_checks & kInit;
+  const bool wr = kind & kWrite, rd = kind & kRead, nc_load = kind & kNc;
+  const uint32_t w0 = x.w->index * 32, floor = bs->floor, tpb = bs->tpb, key_base = bs->key_base;
+  const uint32_t base = G().launch.base;
+  const uint64_t block = bs->block;
+  const bool any_vc = !bs->with_vc.empty();  // every thread with a vector clock is in with_vc
+  StoreLanesOf stored(x, mask, kind);
+  const Allocation* al = nullptr;
+  GShadow* g = nullptr;
+  uint64_t lo = 1, hi = 0;  // the allocation's bytes
+  for (uint32_t m = mask; m; m &= m - 1) {
+    const int lane = __builtin_ctz(m);
+    const uint64_t a = addrs[lane];
+    if (a < lo || a + size > hi) {
+      al = global_of(a, size);
+      if (!al) continue;
+      g = static_cast<GShadow*>(al->shadow);
+      lo = al->base;
+      hi = al->base + al->bytes;
+    }
+    const uint32_t t = w0 + uint32_t(lane), me_key = key_base + t;
+    const uint64_t off = a - lo;
+    bool done = false;
+    if (size == 4 && !(off & 3)) do {
+      uint64_t* init = init_on ? g->init : nullptr;
+      if (init && rd && ((init[off >> 6] >> (off & 63)) & 0xF) != 0xF) break;  // uninit_global
+      GCell* cell = nullptr;
+      if (race_on && g->race.ok()) {
+        if (!(cell = g->race.granule(off >> 2)) || is_split(*cell)) break;
+        const VC* vc = any_vc ? bs->t[t].vc.get() : nullptr;
+        auto ordered = [&](const GRec& r) __attribute__((always_inline)) {  // g_ordered
+          if (r.clock < base || r.key == me_key) return true;
+          const uint32_t d = r.key - key_base;
+          if (d < tpb) return r.clock < floor || (vc && covers(vc, block, d, r.clock));
+          return vc && covers(vc, r.key / tpb, r.key % tpb, r.clock);
+        };
+        if (!ordered(cell->w)) break;
+        if (wr && !(ordered(cell->r[0]) && ordered(cell->r[1]))) break;
+        if (wr && g->nc.ok() && g->nc_last >= base) break;  // nc_access
+        if (nc_load) {
+          // nc_access: the granule's latest write, by another thread in this launch, is reported.
+          const GRec& w = cell->w;
+          if (w.clock >= base && w.clock && w.key != me_key) break;
+          if (!g->nc.ok()) break;  // made by nc_access
+        }
+        const uint32_t clock = bs->clock_of(t);
+        const GRec me{me_key, clock, (pc & kPcMask) | ((kind & kCta) ? fCta : 0)};
+        if (wr) {
+          cell->w = me;
+          cell->r[0] = GRec{};
+          cell->r[1].clock = 0;
+        } else if (ordered(cell->r[0])) {
+          cell->r[0] = me;
+        } else {
+          cell->r[1] = me;
+        }
+        if (nc_load) {
+          g->nc_last = std::max(g->nc_last, clock);
+          if (NcCell* n = g->nc.granule(off >> 2)) {
+            if (n->clock < base || !n->clock) *n = NcCell{clock, me_key, pc, 0, 0, 0xF, 0};
+            else if (n->key == me_key) n->bytes |= 0xF;
+            else if (!n->bytes2) { n->key2 = me_key; n->pc2 = pc; n->bytes2 = 0xF; }
+            else if (n->key2 == me_key) n->bytes2 |= 0xF;
+          }
+        }
+      }
+      if (init && wr) init[off >> 6] |= 0xFull << (off & 63);
+      stored.add(lane, a);
+      done = true;
+    } while (false);
+    if (!done) access_lane(x, bs, pc, false, a, size, lane, kind, al);
+    if (streams::g_recording) streams::note_access(a, size, kind);  // runtime/streams.h
+  }
+}
+
+}  // namespace
+
+void access_warp(Exec& x, uint32_t pc, Space space, const uint64_t* addrs, uint32_t size, uint32_t mask,
+                 uint32_t kind) {
+  BlockState* bs = x.b->san;
+  if (!bs || size == 0 || !mask) return;
+  // Strong accesses and atomics (synchronization, held reads) go lane by lane.
+  if (kind & (kStrong | kAtomic | kCas)) {
+    for (uint32_t m = mask; m; m &= m - 1) access(x, pc, space, addrs[__builtin_ctz(m)], size, __builtin_ctz(m), kind);
+    return;
+  }
+  uint64_t shared[32];
+  if (space == Space::generic) {
+    uint32_t in_shared = 0, in_local = 0;
+    for (uint32_t m = mask; m; m &= m - 1) {
+      const int lane = __builtin_ctz(m);
+      const uint64_t a = addrs[lane];
+      if (a - kSharedWindow < kWindowSize) {
+        in_shared |= 1u << lane;
+        shared[lane] = a - kSharedWindow;
+      } else if (a - kLocalWindow < kWindowSize) {
+        in_local |= 1u << lane;
+      }
+    }
+    if (in_shared == mask) {
+      space = Space::shared;
+      addrs = shared;
+    } else if (!in_shared && !in_local) {
+      space = Space::global;
+    } else {
+      for (uint32_t m = mask & ~in_local; m; m &= m - 1)
+        access(x, pc, Space::generic, addrs[__builtin_ctz(m)], size, __builtin_ctz(m), kind);
+      return;
+    }
+  }
+  if (space == Space::shared) {
+    if (__builtin_expect(x.b->cluster != nullptr, 0)) {
+      for (uint32_t m = mask; m; m &= m - 1) access(x, pc, space, addrs[__builtin_ctz(m)], size, __builtin_ctz(m), kind);
+      return;
+    }
+    shared_warp(x, bs, pc, addrs, size, mask, kind);
+  } else if (space == Space::global || space == Space::konst) {
+    global_warp(x, bs, pc, addrs, size, mask, kind);
   }
 }
 
@@ -1645,6 +1856,19 @@ void collective_arrive(Exec& x, uint32_t mask) {
   const Inst& in = x.k->code[x.pc];
   if (in.member_op >= 0xFE || !(g_checks & kSync)) return;
   const Warp& w = *x.w;
+  // The common case first: every lane gives the same mask (an immediate, or one register's value
+  // in every lane) and no lane waits at a collective.
+  if (!w.parked) {
+    const Operand& o = in.o[in.member_op];
+    if (o.kind == OK::imm) return;
+    if (o.kind == OK::reg) {
+      const uint64_t* r = w.r + size_t(o.reg) * 32;
+      const uint32_t first = uint32_t(r[__builtin_ctz(mask)]);
+      bool same = true;
+      for (uint32_t m = mask; m; m &= m - 1) same &= uint32_t(r[__builtin_ctz(m)]) == first;
+      if (same) return;
+    }
+  }
   uint32_t given[32];
   for (uint32_t m = mask; m; m &= m - 1) {
     const int lane = __builtin_ctz(m);

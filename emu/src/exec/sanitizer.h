@@ -59,6 +59,11 @@ void access(Exec& x, uint32_t pc, Space space, uint64_t a, uint32_t size, int la
 extern bool g_hook;
 using AccessFn = void (*)(Exec& x, uint32_t pc, Space space, uint64_t a, uint32_t size, int lane, uint32_t kind);
 extern AccessFn g_access;
+// One warp-instruction's accesses, `size` bytes at addrs[lane] for the lanes of `mask`: the same
+// as access() for each lane in lane order (the ld/st handlers call it while g_access is access;
+// a debugging aid sees the lanes one by one).
+void access_warp(Exec& x, uint32_t pc, Space space, const uint64_t* addrs, uint32_t size, uint32_t mask,
+                 uint32_t kind);
 
 // --- uninitialized shared values -----------------------------------------------------------------
 // A plain ld from shared memory that nothing of the block wrote is not reported at once: its
