@@ -47,6 +47,8 @@
 #include <tuple>
 #include <unordered_map>
 
+#include <sys/mman.h>
+
 #include "exec/cluster.h"
 #include "exec/machine.h"
 #include "exec/ops.h"
@@ -336,6 +338,13 @@ class Region {
       }
       arena_bytes_ += n * sizeof(Cell);
       arenas_.push_back(a);
+      // The arenas of a region of 8 MiB or more are made present at once, rather than page by page
+      // as the region is first touched (each a page fault).
+      if (bytes() / 4 * sizeof(Cell) >= (8u << 20)) {
+        const uintptr_t from = (reinterpret_cast<uintptr_t>(a) + 4095) & ~uintptr_t(4095);
+        const uintptr_t to = (reinterpret_cast<uintptr_t>(a) + n * sizeof(Cell)) & ~uintptr_t(4095);
+        if (to > from) madvise(reinterpret_cast<void*>(from), to - from, MADV_POPULATE_WRITE);
+      }
       next_ = static_cast<Cell*>(a);
       left_ = n;
     }
@@ -439,6 +448,7 @@ struct BlockState {
   uint32_t top = 0;       // the highest clock any thread of the block has had
   std::vector<TState> t;
   std::vector<uint32_t> with_vc;  // threads whose vector clock was set since the last barrier
+  bool dirty = false;  // a thread's fence, pending or proxy_fence was set since the block started
   Region<SCell> shared;
   std::unordered_map<uint64_t, VCRef> shared_sync;
   BarState bars[16];
@@ -461,17 +471,12 @@ struct BlockState {
   }
   void reset_threads(uint32_t n, uint32_t start) {
     own_.assign(n, start);
-    if (t.size() != n) {
+    if (t.size() != n || dirty) {
       t.assign(n, TState{});
     } else {
-      for (TState& s : t) {
-        if (s.vc) s.vc.reset();
-        if (s.fence) s.fence.reset();
-        if (s.pending) s.pending.reset();
-        s.fenced = false;
-        s.proxy_fence = 0;
-      }
+      for (uint32_t i : with_vc) t[i].vc.reset();
     }
+    dirty = false;
     with_vc.clear();
     floor = top = start;
   }
@@ -960,7 +965,7 @@ void sync_through(BlockState& bs, uint32_t t, uint32_t kind, std::unordered_map<
     auto it = sync.find(loc);
     if (it != sync.end() && it->second) {
       if (kind & kAcquire) bs.set_vc(t, join(ts.vc, it->second));
-      else ts.pending = join(ts.pending, it->second);
+      else ts.pending = join(ts.pending, it->second), bs.dirty = true;
     }
   }
 }
@@ -1628,6 +1633,7 @@ void fence(Exec& x, uint32_t mask) {
     }
     ts.fence = snapshot(*bs, t);
     ts.fenced = true;
+    bs->dirty = true;
     bs->tick(t);
   }
 }
@@ -2125,6 +2131,7 @@ void proxy_fence(Exec& x, uint32_t mask) {
   for (uint32_t m = mask; m; m &= m - 1) {
     const uint32_t t = x.w->index * 32 + uint32_t(__builtin_ctz(m));
     bs->t[t].proxy_fence = bs->clock_of(t) + 1;
+    bs->dirty = true;
     bs->tick(t);
   }
 }
