@@ -42,9 +42,10 @@ __attribute__((always_inline)) inline uint64_t loaded(uint64_t v, const Inst& in
 
 // x.addr, with an aligned shared access inside the block's window checked here (what
 // Exec::addr_slow does for it).
-__attribute__((always_inline)) inline uint8_t* lane_addr(Exec& x, Space space, uint64_t a, uint32_t size, int lane,
-                                                         bool write) {
-  if (space == Space::shared && !(a & (size - 1)) && a + size <= x.b->shared.size()) return x.b->shared.data() + a;
+__attribute__((always_inline)) inline uint8_t* lane_addr(Exec& x, Space space, uint64_t a, uint32_t size,
+                                                         int lane, bool write) {
+  if (space == Space::shared && !(a & (size - 1)) && a + size <= x.b->shared.size())
+    return x.b->shared.data() + a;
   return x.addr(space, a, size, lane, write);
 }
 
@@ -57,8 +58,8 @@ __attribute__((always_inline)) inline uint8_t* lane_addr(Exec& x, Space space, u
 // store. A lane that faults does so after the checks and accesses of the lanes before it, as
 // lane by lane.
 template <class Op>
-void checked_lanes(Exec& x, Space space, const Operand& a_op, uint32_t size, bool write, uint32_t kind, uint32_t m,
-                   Op op) {
+void checked_lanes(Exec& x, Space space, const Operand& a_op, uint32_t size, bool write, uint32_t kind,
+                   uint32_t m, Op op) {
   uint64_t addrs[32];  // only the lanes of m are read
   uint8_t* ptrs[32];
   uint32_t done = 0;
@@ -96,7 +97,8 @@ __attribute__((always_inline)) inline void each_lane(Exec& x, Space space, const
       return;
     }
     // The checks keep nothing for local memory and kernel parameters.
-    if (space != Space::local && space != Space::param) return checked_lanes(x, space, a_op, size, write, kind, m, op);
+    if (space != Space::local && space != Space::param)
+      return checked_lanes(x, space, a_op, size, write, kind, m, op);
   }
   EMU_FOR_LANES(m)
     op(lane, lane_addr(x, space, address(x, a_op, lane), size, lane, write));
@@ -106,7 +108,7 @@ __attribute__((always_inline)) inline void each_lane(Exec& x, Space space, const
 // ld: in.aux = element bytes, in.vec = elements, in.type = element type (for extension).
 void h_ld(Exec& x, const Inst& in, uint32_t m) {
   const uint32_t es = in.aux, total = es * in.vec;
-  each_lane(x, in.space, in.o[1], total, false, san::kRead | in.flags, m, [&](int lane, const uint8_t* p) __attribute__((always_inline)) {
+  auto op = [&](int lane, const uint8_t* p) __attribute__((always_inline)) {
     if (in.vec == 1) {
       uint64_t v = 0;
       std::memcpy(&v, p, es);
@@ -118,7 +120,8 @@ void h_ld(Exec& x, const Inst& in, uint32_t m) {
         x.set(x.vec(in.o[0], int(i)), lane, loaded(v, in));
       }
     }
-  });
+  };
+  each_lane(x, in.space, in.o[1], total, false, san::kRead | in.flags, m, op);
 }
 
 // A load from a fixed address in the parameter space (a kernel argument): one read, broadcast.
@@ -134,11 +137,12 @@ void h_ld_param_uniform(Exec& x, const Inst& in, uint32_t m) {
 // without extension: not for an .s32 load into a 64-bit register).
 void h_ld_global_b32(Exec& x, const Inst& in, uint32_t m) {
   uint64_t* d = x.w->r + size_t(in.o[0].reg) * 32;
-  each_lane(x, Space::global, in.o[1], 4, false, san::kRead | in.flags, m, [&](int lane, const uint8_t* p) __attribute__((always_inline)) {
+  auto op = [&](int lane, const uint8_t* p) __attribute__((always_inline)) {
     uint32_t v;
     std::memcpy(&v, p, 4);
     d[lane] = v;
-  });
+  };
+  each_lane(x, Space::global, in.o[1], 4, false, san::kRead | in.flags, m, op);
 }
 
 // Loads and stores with the element size and count known at compile time.
@@ -146,8 +150,7 @@ template <uint32_t ES, uint32_t V, bool Load>
 void h_ldst_fixed(Exec& x, const Inst& in, uint32_t m) {
   const Operand& a_op = Load ? in.o[1] : in.o[0];
   const Operand& v_op = Load ? in.o[0] : in.o[1];
-  each_lane(x, in.space, a_op, ES * V, !Load, (Load ? san::kRead : san::kWrite) | in.flags, m,
-            [&](int lane, uint8_t* p) __attribute__((always_inline)) {
+  auto op = [&](int lane, uint8_t* p) __attribute__((always_inline)) {
     if constexpr (V == 1) {
       if (Load) {
         uint64_t v = 0;
@@ -170,7 +173,8 @@ void h_ldst_fixed(Exec& x, const Inst& in, uint32_t m) {
         }
       }
     }
-  });
+  };
+  each_lane(x, in.space, a_op, ES * V, !Load, (Load ? san::kRead : san::kWrite) | in.flags, m, op);
 }
 
 template <bool Load>
@@ -185,7 +189,7 @@ Handler fixed_ldst(uint32_t es, uint32_t v) {
 
 void h_st(Exec& x, const Inst& in, uint32_t m) {
   const uint32_t es = in.aux, total = es * in.vec;
-  each_lane(x, in.space, in.o[0], total, true, san::kWrite | in.flags, m, [&](int lane, uint8_t* p) __attribute__((always_inline)) {
+  auto op = [&](int lane, uint8_t* p) __attribute__((always_inline)) {
     if (in.vec == 1) {
       const uint64_t v = x.val(in.o[1], lane);
       std::memcpy(p, &v, es);
@@ -196,7 +200,8 @@ void h_st(Exec& x, const Inst& in, uint32_t m) {
         std::memcpy(p + i * es, &v, es);
       }
     }
-  });
+  };
+  each_lane(x, in.space, in.o[0], total, true, san::kWrite | in.flags, m, op);
 }
 
 // ---------------------------------------------------------------------------------------------

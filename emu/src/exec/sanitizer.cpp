@@ -1470,7 +1470,10 @@ void shared_warp(Exec& x, BlockState* bs, uint32_t pc, const uint64_t* addrs, ui
     const uint32_t t = w0 + uint32_t(lane);
     if (size == 4 && !(a & 3)) {
       SCell* cp = sh.granule(a >> 2);
-      if (!cp) continue;  // over the shadow's budget
+      if (!cp) {  // over the shadow's budget: nothing to check
+        stored.add(lane, a | (1ull << 63));
+        continue;
+      }
       SCell& cell = *cp;
       if (!is_split(cell)) {
         const VC* vc = any_vc ? bs->t[t].vc.get() : nullptr;
@@ -1581,10 +1584,11 @@ void access_warp(Exec& x, uint32_t pc, Space space, const uint64_t* addrs, uint3
   BlockState* bs = x.b->san;
   if (!bs || size == 0 || !mask) return;
   // Strong accesses and atomics (synchronization, held reads) go lane by lane.
-  if (kind & (kStrong | kAtomic | kCas)) {
-    for (uint32_t m = mask; m; m &= m - 1) access(x, pc, space, addrs[__builtin_ctz(m)], size, __builtin_ctz(m), kind);
-    return;
-  }
+  auto each = [&](uint32_t lanes, Space s) {
+    for (uint32_t m = lanes; m; m &= m - 1)
+      access(x, pc, s, addrs[__builtin_ctz(m)], size, __builtin_ctz(m), kind);
+  };
+  if (kind & (kStrong | kAtomic | kCas)) return each(mask, space);
   uint64_t shared[32];
   if (space == Space::generic) {
     uint32_t in_shared = 0, in_local = 0;
@@ -1604,16 +1608,11 @@ void access_warp(Exec& x, uint32_t pc, Space space, const uint64_t* addrs, uint3
     } else if (!in_shared && !in_local) {
       space = Space::global;
     } else {
-      for (uint32_t m = mask & ~in_local; m; m &= m - 1)
-        access(x, pc, Space::generic, addrs[__builtin_ctz(m)], size, __builtin_ctz(m), kind);
-      return;
+      return each(mask & ~in_local, Space::generic);
     }
   }
   if (space == Space::shared) {
-    if (__builtin_expect(x.b->cluster != nullptr, 0)) {
-      for (uint32_t m = mask; m; m &= m - 1) access(x, pc, space, addrs[__builtin_ctz(m)], size, __builtin_ctz(m), kind);
-      return;
-    }
+    if (__builtin_expect(x.b->cluster != nullptr, 0)) return each(mask, space);
     shared_warp(x, bs, pc, addrs, size, mask, kind);
   } else if (space == Space::global || space == Space::konst) {
     global_warp(x, bs, pc, addrs, size, mask, kind);
@@ -1694,6 +1693,12 @@ void bar_arrive(Exec& x, uint32_t id, uint32_t count, uint32_t mask, bool arrive
     }
   }
   if (!(g_checks & kRace)) return;
+  if (!arrive_only && bs->with_vc.empty() && !bs->dirty) {
+    // No thread of the block knows anything or has pending knowledge: the lanes only count and tick.
+    for (uint32_t m = mask; m; m &= m - 1) bs->tick(x.w->index * 32 + uint32_t(__builtin_ctz(m)));
+    B.nsync += uint32_t(__builtin_popcount(mask));
+    return;
+  }
   for (uint32_t m = mask; m; m &= m - 1) {
     const uint32_t t = x.w->index * 32 + uint32_t(__builtin_ctz(m));
     TState& ts = bs->t[t];
