@@ -142,6 +142,13 @@ using Handler = void (*)(Exec&, const Inst&, uint32_t mask);
 // What the scheduler must do with an instruction beyond calling its handler.
 enum class Ctl : uint8_t { normal, bra, exit, bar, warpsync, collective, call, ret, trap, wait, cluster };
 
+// Inst::op_flags: the registers an instruction writes, as the debugger shows them.
+enum : uint8_t {
+  kOpNoDest = 1,  // o[0] is not a destination (stores, barriers, ...)
+  kOpDest4 = 2,   // o[4], when a register, is one as well (setp's second predicate)
+  kOpDest5 = 4,   // o[5], when a register, is one as well (shfl's and match's predicate)
+};
+
 struct Inst {
   Handler fn = nullptr;
   Ctl ctl = Ctl::normal;
@@ -158,6 +165,9 @@ struct Inst {
   uint8_t member_op = 0xFF;  // collectives: operand holding the member mask (0xFF: the active lanes)
   uint8_t metric = 0;        // what the launch metrics count it as (exec/metrics.h)
   int32_t src = -1;          // index into Kernel::source (for messages)
+  // From the decoder's opcode table (exec/decode.cpp), for the checks and the debugger:
+  uint8_t san_class = 0;     // what the undefined-value check does with it (san::OpClass)
+  uint8_t op_flags = 0;      // kOpNoDest, kOpDest4, kOpDest5
 };
 
 struct SourceRef {

@@ -138,8 +138,6 @@ bool cluster_sreg_of(const std::string& name, uint32_t* id) {
 
 bool decode_cluster(DecodeCtx& d, const PInstr& p, Inst& in) {
   const std::string& op = p.opcode;
-  for (const std::string& m : p.mods)
-    if (m == "shared::cluster") d.k.uses_cluster = true;
   if (op == "mapa" || op == "getctarank") {
     d.k.uses_cluster = true;
     const bool generic = !d.has(p, "shared::cluster");

@@ -1,4 +1,6 @@
-// Control: exit, ret, barriers, fences, sleep, trap, and calls (device printf through vprintf).
+// Control: exit, ret, barriers, fences, sleep, trap, and calls (device printf through vprintf),
+// with what the scheduler does at a call of a device function and at its return.
+#include <algorithm>
 #include <cstdio>
 
 #include "exec/ops.h"
@@ -115,6 +117,75 @@ void h_assertfail(Exec& x, const Inst& in, uint32_t mask) {
 }
 
 }  // namespace
+
+// A call of a device function: each calling lane saves the callee's registers and local bytes
+// (every activation of a recursive function has its own), copies the caller's staged argument
+// slots into the callee's parameters, and jumps to it.
+void call_lanes(Exec& x, const Inst& in, uint32_t mask, uint32_t active) {
+  Warp& w = *x.w;
+  const Kernel& k = *x.k;
+  const uint32_t pc = x.pc;
+  for (uint32_t m = mask; m; m &= m - 1) {
+    int lane = __builtin_ctz(m);
+    if ((active >> lane) & 1) {
+      // Arguments: the caller's staged .param slots into the callee's.
+      const CallSite& c = k.calls[in.aux];
+      uint8_t* local = w.local + size_t(lane) * k.local_bytes;
+      if (w.ret_stack(lane).size() > 1000) x.fail("call depth beyond 1000", lane);
+      std::vector<uint64_t>& saved = w.saved(lane);
+      for (uint32_t r = c.reg_begin; r < c.reg_end; ++r) saved.push_back(w.r[r * 32 + lane]);
+      for (uint32_t b = c.local_begin; b < c.local_end; b += 8) {
+        uint64_t v = 0;
+        std::memcpy(&v, local + b, std::min<uint32_t>(8, c.local_end - b));
+        saved.push_back(v);
+      }
+      // Arguments go in after the save: they belong to the new activation.
+      for (size_t i = 0; i < c.arg_slots.size(); ++i)
+        std::memmove(local + c.param_slots[i], local + c.arg_slots[i], c.sizes[i]);
+      w.ret_stack(lane).push_back(pc + 1);
+      w.pc[lane] = in.target;
+    } else {
+      w.pc[lane] = pc + 1;
+    }
+  }
+}
+
+// ret of a device function: each returning lane takes its return value, restores the caller's
+// view of the callee's registers and local bytes, and goes back after its call. A ret of the
+// kernel itself (no call to return from) exits the lane.
+void return_lanes(Exec& x, const Inst&, uint32_t mask, uint32_t active) {
+  Warp& w = *x.w;
+  const Kernel& k = *x.k;
+  const uint32_t pc = x.pc;
+  for (uint32_t m = mask; m; m &= m - 1) {
+    int lane = __builtin_ctz(m);
+    if ((active >> lane) & 1) {
+      if (w.ret_stack(lane).empty()) {  // ret from the kernel itself
+        w.exited |= 1u << lane;
+        ++x.b->exited_threads;
+      } else {
+        const uint32_t back = w.ret_stack(lane).back();
+        w.ret_stack(lane).pop_back();
+        const CallSite& c = k.calls[k.code[back - 1].aux];
+        uint8_t* local = w.local + size_t(lane) * k.local_bytes;
+        uint64_t value = 0;
+        if (c.callee_ret_slot >= 0) std::memcpy(&value, local + c.callee_ret_slot, 8);
+        // Restore the caller's view of the callee's registers and local bytes.
+        std::vector<uint64_t>& saved = w.saved(lane);
+        const size_t words = (c.reg_end - c.reg_begin) + (c.local_end - c.local_begin + 7) / 8;
+        size_t at = saved.size() - words;
+        for (uint32_t r = c.reg_begin; r < c.reg_end; ++r) w.r[r * 32 + lane] = saved[at++];
+        for (uint32_t b = c.local_begin; b < c.local_end; b += 8)
+          std::memcpy(local + b, &saved[at++], std::min<uint32_t>(8, c.local_end - b));
+        saved.resize(saved.size() - words);
+        if (c.ret_slot >= 0 && c.callee_ret_slot >= 0) std::memcpy(local + c.ret_slot, &value, 8);
+        w.pc[lane] = back;
+      }
+    } else {
+      w.pc[lane] = pc + 1;
+    }
+  }
+}
 
 bool decode_control(DecodeCtx& d, const PInstr& p, Inst& in) {
   const std::string& op = p.opcode;

@@ -405,25 +405,13 @@ std::string thread_of(const Launch& l, uint32_t warp, int lane) {
 }
 
 // Destination registers: the first operand, except for instructions that have none; setp's
-// second predicate, shfl's and match's predicate.
+// second predicate, shfl's and match's predicate (Inst::op_flags, from the decoder's table).
 const std::vector<uint32_t>& dests(const Kernel& k, uint32_t pc) {
   auto it = g_dests.find(pc);
   if (it != g_dests.end()) return it->second;
   std::vector<uint32_t> out;
   const Inst& in = k.code[pc];
-  std::string t = text_of(k, pc);
-  size_t i = t.find_first_not_of(' ');
-  if (i != std::string::npos && t[i] == '@') i = t.find(' ', i);
-  i = t.find_first_not_of(' ', i == std::string::npos ? t.size() : i);
-  std::string op = i == std::string::npos ? "" : t.substr(i, t.find_first_of(". ;", i) - i);
-  static const char* none[] = {"st", "red", "bar", "barrier", "bra", "brx", "ret", "exit", "membar",
-                               "fence", "prefetch", "prefetchu", "trap", "cp", "sust", "call",
-                               "stmatrix", "nanosleep", "griddepcontrol", "pmevent", "mbarrier",
-                               "(end", "discard", "applypriority", "createpolicy"};
-  bool has = in.ctl == Ctl::normal || in.ctl == Ctl::collective;
-  for (const char* n : none)
-    if (op == n) has = false;
-  if (t.find("wmma.store") != std::string::npos) has = false;
+  const bool has = (in.ctl == Ctl::normal || in.ctl == Ctl::collective) && !(in.op_flags & kOpNoDest);
   auto add = [&](const Operand& o) {
     if (o.kind == OK::reg) out.push_back(o.reg);
     if (o.kind == OK::vec)
@@ -432,8 +420,8 @@ const std::vector<uint32_t>& dests(const Kernel& k, uint32_t pc) {
   };
   if (has) {
     add(in.o[0]);
-    if (op == "setp" && in.o[4].kind == OK::reg) add(in.o[4]);
-    if ((op == "shfl" || op == "match") && in.o[5].kind == OK::reg) add(in.o[5]);
+    if ((in.op_flags & kOpDest4) && in.o[4].kind == OK::reg) add(in.o[4]);
+    if ((in.op_flags & kOpDest5) && in.o[5].kind == OK::reg) add(in.o[5]);
   }
   return g_dests[pc] = out;
 }

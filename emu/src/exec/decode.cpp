@@ -1,13 +1,17 @@
 // Parsed function -> Kernel: registers numbered, labels resolved to instruction indices, symbols
-// resolved to addresses, and each instruction handed to the family that decodes it.
+// resolved to addresses, and each instruction handed to the family that decodes it by the opcode
+// table (kOpcodes), which also gives what the metrics, the checks and the debugger read of it.
 #include <algorithm>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <set>
 #include <string_view>
+#include <unordered_map>
 
 #include "exec/metrics.h"
 #include "exec/ops.h"
+#include "exec/sanitizer.h"
 #include "exec/texture.h"
 
 namespace emu {
@@ -36,6 +40,237 @@ SReg sreg_of(const std::string& name, bool* ok) {
   }
   *ok = false;
   return sr_count;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The opcode table: every opcode the emulator decodes, the families whose decoders take it, and
+// what the metrics, the checks and the debugger need to know of it. The decoder copies the
+// latter into the instruction (Inst::metric, san_class, op_flags, and the memory semantics bits
+// of Inst::flags), so that nothing else looks at opcode strings.
+
+// The families, in the order their decoders are tried where several take forms of one opcode
+// (add: alu's integer forms, float's floating-point ones).
+enum Family : uint16_t {
+  fCluster = 1u << 0, fControl = 1u << 1, fAlu = 1u << 2, fFloat = 1u << 3, fCvt = 1u << 4,
+  fMem = 1u << 5, fWarp = 1u << 6, fTensor = 1u << 7, fTexture = 1u << 8, fAsync = 1u << 9,
+  fWgmma = 1u << 10,
+  fBranch = 1u << 15,  // bra, brx: decode_function resolves the label itself
+};
+using FamilyDecoder = bool (*)(DecodeCtx& d, const PInstr& p, Inst& in);
+constexpr FamilyDecoder kFamilies[] = {decode_cluster, decode_control, decode_alu,    decode_float,
+                                       decode_cvt,     decode_mem,     decode_warp,   decode_tensor,
+                                       decode_texture, decode_async,   decode_wgmma};
+
+// Rules that the modifiers of some opcodes add to the table's fields (table_fields).
+enum Rule : uint8_t { rNone, rLd, rLdu, rSt, rAtom, rRed, rWmma };
+
+struct Opcode {
+  const char* name;
+  uint16_t families;
+  uint8_t metric;     // metrics::Kind
+  uint8_t san_class;  // san::OpClass
+  uint8_t op_flags;   // kOpNoDest, kOpDest4, kOpDest5
+  Rule rule;
+};
+
+using enum metrics::Kind;
+using enum san::OpClass;
+constexpr uint8_t kNoDest = kOpNoDest;
+constexpr Opcode kOpcodes[] = {
+    // name            families          metric      san_class   op_flags   rule
+    {"abs",            fAlu | fFloat,    kNone,      opPure,     0,         rNone},
+    {"activemask",     fWarp,            kNone,      opUseDest,  0,         rNone},
+    {"add",            fAlu | fFloat,    kNone,      opPure,     0,         rNone},
+    {"addc",           fAlu,             kNone,      opPure,     0,         rNone},
+    {"and",            fAlu,             kNone,      opAnd,      0,         rNone},
+    {"applypriority",  fControl,         kNone,      opUse,      kNoDest,   rNone},
+    {"atom",           fMem,             kAtomic,    opUseDest,  0,         rAtom},
+    {"bar",            fControl,         kNone,      opUse,      kNoDest,   rNone},
+    {"barrier",        fCluster | fControl, kNone,   opUse,      kNoDest,   rNone},
+    {"bfe",            fAlu,             kNone,      opPure,     0,         rNone},
+    {"bfi",            fAlu,             kNone,      opPure,     0,         rNone},
+    {"bfind",          fAlu,             kNone,      opPure,     0,         rNone},
+    {"bmsk",           fAlu,             kNone,      opPure,     0,         rNone},
+    {"bra",            fBranch,          kNone,      opUse,      kNoDest,   rNone},
+    {"brev",           fAlu,             kNone,      opPure,     0,         rNone},
+    {"brx",            fBranch,          kNone,      opUse,      kNoDest,   rNone},
+    {"call",           fControl,         kNone,      opUse,      kNoDest,   rNone},
+    {"clz",            fAlu,             kNone,      opPure,     0,         rNone},
+    {"cnot",           fAlu,             kNone,      opPure,     0,         rNone},
+    {"copysign",       fFloat,           kNone,      opPure,     0,         rNone},
+    {"cos",            fFloat,           kNone,      opPure,     0,         rNone},
+    {"cp",             fMem | fAsync,    kCpAsync,   opUse,      kNoDest,   rNone},
+    {"cvt",            fAlu | fCvt,      kNone,      opPure,     0,         rNone},
+    {"cvta",           fMem,             kNone,      opPure,     0,         rNone},
+    {"discard",        fControl,         kNone,      opUse,      kNoDest,   rNone},
+    {"div",            fAlu | fFloat,    kNone,      opPure,     0,         rNone},
+    {"dp2a",           fAlu,             kNone,      opPure,     0,         rNone},
+    {"dp4a",           fAlu,             kNone,      opPure,     0,         rNone},
+    {"elect",          fWgmma,           kNone,      opUse,      0,         rNone},
+    {"ex2",            fFloat,           kNone,      opPure,     0,         rNone},
+    {"exit",           fControl,         kNone,      opUse,      kNoDest,   rNone},
+    {"fence",          fControl | fAsync, kNone,     opUse,      kNoDest,   rNone},
+    {"fma",            fFloat,           kNone,      opPure,     0,         rNone},
+    {"getctarank",     fCluster,         kNone,      opUseDest,  0,         rNone},
+    {"griddepcontrol", fControl,         kNone,      opUse,      kNoDest,   rNone},
+    {"isspacep",       fMem,             kNone,      opUseDest,  0,         rNone},
+    {"ld",             fMem,             kLoad,      opLoad,     0,         rLd},
+    {"ldmatrix",       fTensor,          kLdmatrix,  opUseDest,  0,         rNone},
+    {"ldu",            fMem,             kLoad,      opLoad,     0,         rLdu},
+    {"lg2",            fFloat,           kNone,      opPure,     0,         rNone},
+    {"lop3",           fAlu,             kNone,      opPure,     0,         rNone},
+    {"mad",            fAlu | fFloat,    kNone,      opPure,     0,         rNone},
+    {"mad24",          fAlu,             kNone,      opPure,     0,         rNone},
+    {"madc",           fAlu,             kNone,      opPure,     0,         rNone},
+    {"mapa",           fCluster,         kNone,      opUseDest,  0,         rNone},
+    {"match",          fWarp,            kNone,      opUseDest,  kOpDest5,  rNone},
+    {"max",            fAlu | fFloat,    kNone,      opPure,     0,         rNone},
+    {"mbarrier",       fAsync,           kNone,      opUse,      kNoDest,   rNone},
+    {"membar",         fControl,         kNone,      opUse,      kNoDest,   rNone},
+    {"min",            fAlu | fFloat,    kNone,      opPure,     0,         rNone},
+    {"mma",            fTensor,          kNone,      opUseDest,  0,         rNone},
+    {"mov",            fAlu,             kNone,      opPure,     0,         rNone},
+    {"mul",            fAlu | fFloat,    kNone,      opPure,     0,         rNone},
+    {"mul24",          fAlu,             kNone,      opPure,     0,         rNone},
+    {"nanosleep",      fControl,         kNone,      opUse,      kNoDest,   rNone},
+    {"neg",            fAlu | fFloat,    kNone,      opPure,     0,         rNone},
+    {"not",            fAlu,             kNone,      opPure,     0,         rNone},
+    {"or",             fAlu,             kNone,      opOr,       0,         rNone},
+    {"pmevent",        fControl,         kNone,      opUse,      kNoDest,   rNone},
+    {"popc",           fAlu,             kNone,      opPure,     0,         rNone},
+    {"prefetch",       fControl,         kNone,      opUse,      kNoDest,   rNone},
+    {"prefetchu",      fControl,         kNone,      opUse,      kNoDest,   rNone},
+    {"prmt",           fAlu,             kNone,      opPure,     0,         rNone},
+    {"rcp",            fFloat,           kNone,      opPure,     0,         rNone},
+    {"red",            fMem,             kAtomic,    opUse,      kNoDest,   rRed},
+    {"redux",          fWarp,            kNone,      opUseDest,  0,         rNone},
+    {"rem",            fAlu,             kNone,      opPure,     0,         rNone},
+    {"ret",            fControl,         kNone,      opUse,      kNoDest,   rNone},
+    {"rsqrt",          fFloat,           kNone,      opPure,     0,         rNone},
+    {"sad",            fAlu,             kNone,      opPure,     0,         rNone},
+    {"selp",           fAlu,             kNone,      opSelp,     0,         rNone},
+    {"setmaxnreg",     fWgmma,           kNone,      opUse,      0,         rNone},
+    {"setp",           fAlu,             kNone,      opSetp,     kOpDest4,  rNone},
+    {"shf",            fAlu,             kNone,      opPure,     0,         rNone},
+    {"shfl",           fWarp,            kNone,      opUseDest,  kOpDest5,  rNone},
+    {"shl",            fAlu,             kNone,      opPure,     0,         rNone},
+    {"shr",            fAlu,             kNone,      opPure,     0,         rNone},
+    {"sin",            fFloat,           kNone,      opPure,     0,         rNone},
+    {"sqrt",           fFloat,           kNone,      opPure,     0,         rNone},
+    {"st",             fMem,             kStore,     opUse,      kNoDest,   rSt},
+    {"sub",            fAlu | fFloat,    kNone,      opPure,     0,         rNone},
+    {"subc",           fAlu,             kNone,      opPure,     0,         rNone},
+    {"suld",           fTexture,         kNone,      opUseDest,  0,         rNone},
+    {"suq",            fTexture,         kNone,      opUseDest,  0,         rNone},
+    {"sust",           fTexture,         kNone,      opUse,      kNoDest,   rNone},
+    {"szext",          fAlu,             kNone,      opPure,     0,         rNone},
+    {"tanh",           fFloat,           kNone,      opPure,     0,         rNone},
+    {"testp",          fFloat,           kNone,      opPure,     0,         rNone},
+    {"tex",            fTexture,         kNone,      opUseDest,  0,         rNone},
+    {"tld4",           fTexture,         kNone,      opUseDest,  0,         rNone},
+    {"trap",           fControl,         kNone,      opUse,      kNoDest,   rNone},
+    {"txq",            fTexture,         kNone,      opUseDest,  0,         rNone},
+    {"vote",           fWarp,            kNone,      opUseDest,  0,         rNone},
+    {"wgmma",          fWgmma,           kNone,      opUse,      0,         rNone},
+    {"wmma",           fTensor,          kNone,      opUseDest,  0,         rWmma},
+    {"xor",            fAlu,             kNone,      opPure,     0,         rNone},
+};
+
+const Opcode* opcode_of(const std::string& name) {
+  static const std::unordered_map<std::string_view, const Opcode*> index = [] {
+    std::unordered_map<std::string_view, const Opcode*> m;
+    for (const Opcode& o : kOpcodes) m[o.name] = &o;
+    return m;
+  }();
+  auto it = index.find(name);
+  return it == index.end() ? nullptr : it->second;
+}
+
+// A modifier, or one of its qualified forms ("param" finds "param::entry").
+bool has_mod(const PInstr& p, const char* m) {
+  for (const std::string& s : p.mods)
+    if (s == m || s.rfind(std::string(m) + "::", 0) == 0) return true;
+  return false;
+}
+
+// The state space a modifier names, generic without one.
+Space space_of(const PInstr& p) {
+  for (const std::string& s : p.mods) {
+    if (s == "global") return Space::global;
+    if (s == "shared" || s.rfind("shared::", 0) == 0) return Space::shared;
+    if (s == "local") return Space::local;
+    if (s == "param" || s.rfind("param::", 0) == 0) return Space::param;
+    if (s == "const") return Space::konst;
+  }
+  return Space::generic;
+}
+
+// The decoder used to offer an instruction to every family in turn, and four of them set fields
+// before they look at the opcode; a family's decoder may rely on what an earlier one set, so an
+// instruction still gets these fields from the families before its own.
+void pass_family(DecodeCtx& d, const PInstr& p, Inst& in, uint16_t family) {
+  if (family == fAlu) {
+    in.type = d.last_type(p);
+    if (d.has(p, "sat")) in.flags |= kSat;
+    if (d.has(p, "hi")) in.flags |= kHi;
+    if (d.has(p, "relu")) in.flags |= kRelu;
+  } else if (family == fFloat) {
+    const Type t = d.last_type(p);
+    if (!type_float(t)) return;
+    in.type = t;
+    in.flags |= d.rounding(p);
+    if (d.has(p, "ftz")) in.flags |= kFtz;
+    if (d.has(p, "sat")) in.flags |= kSat;
+    if (d.has(p, "NaN")) in.flags |= kNaN;
+    if (d.has(p, "relu")) in.flags |= kRelu;
+  } else if (family == fMem) {
+    in.space = space_of(p);
+  } else if (family == fWarp) {
+    in.type = d.last_type(p);
+  }
+}
+
+// The memory semantics bits (san::kStrong ...) of ld, ldu, st, atom and red.
+uint32_t semantics_of(Rule rule, const DecodeCtx& d, const PInstr& p) {
+  uint32_t f = 0;
+  if (rule == rAtom || rule == rRed) f |= san::kStrong | san::kAtomic;
+  if (d.has(p, "volatile") || d.has(p, "relaxed") || d.has(p, "acquire") || d.has(p, "release") ||
+      d.has(p, "acq_rel") || d.has(p, "mmio"))
+    f |= san::kStrong;
+  if (d.has(p, "acquire") || d.has(p, "acq_rel")) f |= san::kAcquire;
+  if (d.has(p, "release") || d.has(p, "acq_rel")) f |= san::kRelease;
+  if (d.has(p, "cta")) f |= san::kCta;
+  if (rule == rSt) f |= san::kStore;
+  if (rule == rAtom && d.has(p, "cas")) f |= san::kCas;
+  if (rule == rLd && d.has(p, "nc")) f |= san::kNc;
+  return f;
+}
+
+// Hands the instruction to the families of its opcode; true when one decoded it.
+bool decode_families(DecodeCtx& d, const PInstr& p, Inst& in, const Opcode& op) {
+  // Semantics first: a memory decoder may choose its handler by them.
+  if (op.rule >= rLd && op.rule <= rRed) in.flags |= semantics_of(op.rule, d, p);
+  for (size_t i = 0; i < std::size(kFamilies) && (op.families >> i); ++i) {
+    const uint16_t family = uint16_t(1u << i);
+    if (!(op.families & family)) pass_family(d, p, in, family);
+    else if (kFamilies[i](d, p, in)) return true;
+  }
+  return false;
+}
+
+// The table's fields of a decoded instruction, with the exceptions its modifiers make.
+void table_fields(const Opcode& op, const PInstr& p, Inst& in) {
+  in.metric = op.metric;
+  // Kernel parameters and constants are not served by the LSU pipeline the metrics describe;
+  // of cp.async, the metrics count the copies (not the bulk ones, nor commit and wait).
+  if ((op.metric == kLoad || op.metric == kStore) &&
+      (in.space == Space::param || has_mod(p, "const") || has_mod(p, "param")))
+    in.metric = kNone;
+  if (op.metric == kCpAsync && (!has_mod(p, "async") || in.o[1].kind == OK::none || has_mod(p, "bulk")))
+    in.metric = kNone;
+  in.san_class = op.san_class;
+  in.op_flags = op.op_flags;
+  if (op.rule == rWmma && !p.mods.empty() && p.mods[0] == "store") in.op_flags |= kOpNoDest;
 }
 
 }  // namespace
@@ -327,8 +562,9 @@ void decode_function(Module& m, Kernel& k, const PFunc& f, bool is_entry) {
           in.guard_neg = p.guard_neg;
           if (in.guard < 0) d.fail(p, "unknown guard predicate");
         }
+        const Opcode* op = opcode_of(p.opcode);
         // Branch targets are labels; calls name functions.
-        if (p.opcode == "bra" || p.opcode == "brx") {
+        if (op && op->families == fBranch) {
           in.ctl = Ctl::bra;
           const std::string& name = p.ops.at(0).text;
           int64_t target = -1;
@@ -340,22 +576,23 @@ void decode_function(Module& m, Kernel& k, const PFunc& f, bool is_entry) {
             target = it->second;
           }
           in.target = uint32_t(target);
+          in.san_class = op->san_class;
+          in.op_flags = op->op_flags;
           k.code.push_back(in);
           break;
         }
+        for (const std::string& mod : p.mods)
+          if (mod == "shared::cluster") k.uses_cluster = true;
         bool ok = false;
         try {
-          ok = decode_cluster(d, p, in) || decode_control(d, p, in) || decode_alu(d, p, in) || decode_float(d, p, in) ||
-               decode_cvt(d, p, in) || decode_mem(d, p, in) || decode_warp(d, p, in) ||
-               decode_tensor(d, p, in) || decode_texture(d, p, in) ||
-               decode_async(d, p, in) || decode_wgmma(d, p, in);
+          ok = op && decode_families(d, p, in, *op);
         } catch (const std::runtime_error& e) {
           // A family's own d.fail already names the statement.
           if (std::string_view(e.what()).starts_with("cannot decode '")) throw;
           d.fail(p, e.what());
         }
         if (!ok) d.fail(p, "instruction not supported by the emulator");
-        in.metric = metrics::classify(p, in);
+        table_fields(*op, p, in);
         k.code.push_back(in);
         break;
       }

@@ -471,7 +471,6 @@ bool decode_mem(DecodeCtx& d, const PInstr& p, Inst& in) {
       in.o[1] = d.op(p.ops[1], t);
     }
     if (in.space == Space::konst) in.space = Space::global;  // constants live in host memory
-    in.flags |= san::decode_semantics(op, p.mods);
     in.fn = load ? h_ld : h_st;
     if (Handler h = load ? fixed_ldst<true>(in.aux, in.vec) : fixed_ldst<false>(in.aux, in.vec)) in.fn = h;
     if (load && in.space == Space::global && in.vec == 1 && in.aux == 4 && in.o[0].kind == OK::reg &&
@@ -495,7 +494,6 @@ bool decode_mem(DecodeCtx& d, const PInstr& p, Inst& in) {
     if (in.aux == a_cas) in.o[3] = d.op(p.ops.at(i++), t);
     if (in.space == Space::konst) d.fail(p, "atomic on constant memory");
     in.type = t;  // the operand's type (the metrics count its bytes)
-    in.flags |= san::decode_semantics(op, p.mods);
     for (const std::string& s : p.mods)
       if (s == "v2" || s == "v4" || s == "v8") in.vec = uint8_t(s[1] - '0');
     if (in.vec > 1) {

@@ -240,12 +240,6 @@ void cp_async(const Exec& x, const Inst& in, uint32_t lanes) {
   if (reading) access(x, in.o[1], reading, width, Space::global, false);
 }
 
-bool has_mod(const PInstr& p, const char* m) {
-  for (const std::string& s : p.mods)
-    if (s == m || s.rfind(std::string(m) + "::", 0) == 0) return true;
-  return false;
-}
-
 FILE* sink() {
   static FILE* f = [] () -> FILE* {
     const char* v = std::getenv("GPU100_EMU_METRICS");
@@ -259,19 +253,6 @@ FILE* sink() {
 }
 
 }  // namespace
-
-uint8_t classify(const PInstr& p, const Inst& in) {
-  const std::string& op = p.opcode;
-  if (op == "ld" || op == "ldu" || op == "st") {
-    // Kernel parameters and constants are not served by the LSU pipeline the metrics describe.
-    if (in.space == Space::param || has_mod(p, "const") || has_mod(p, "param")) return kNone;
-    return op == "st" ? kStore : kLoad;
-  }
-  if (op == "atom" || op == "red") return kAtomic;
-  if (op == "cp" && has_mod(p, "async") && in.o[1].kind != OK::none && !has_mod(p, "bulk")) return kCpAsync;
-  if (op == "ldmatrix") return kLdmatrix;
-  return kNone;
-}
 
 void memory(const Exec& x, const Inst& in, uint32_t active) {
   switch (in.metric) {

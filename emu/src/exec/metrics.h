@@ -2,8 +2,9 @@
 // shared-memory wavefronts and bank conflicts, atomics), counted as the warps execute, with
 // Nsight Compute's definitions where one exists (include/gpu100_emu_metrics.h lists them).
 //
-// The decoder marks each instruction that the metrics look at (classify); the scheduler calls
-// memory() for a marked instruction with its active lanes, and branch() for every bra.
+// The decoder marks each instruction that the metrics look at (Inst::metric, from its opcode
+// table); the scheduler calls memory() for a marked instruction with its active lanes, and
+// branch() for every bra.
 #pragma once
 #include <cstdint>
 #include <exception>
@@ -18,8 +19,6 @@ enum Kind : uint8_t { kNone = 0, kLoad, kStore, kAtomic, kCpAsync, kLdmatrix };
 
 // The cumulative counters of every launch so far, except the instruction counts (stats()).
 extern Gpu100EmuMetrics g_counts;
-
-uint8_t classify(const PInstr& p, const Inst& in);
 
 // A memory instruction executed by the lanes `active` (at least one).
 void memory(const Exec& x, const Inst& in, uint32_t active);

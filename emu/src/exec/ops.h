@@ -81,6 +81,10 @@ extern __attribute__((visibility("hidden"))) uint32_t g_pending;
 void step(Exec& x, const Inst& in);
 }  // namespace wgmma
 bool decode_control(DecodeCtx& d, const PInstr& p, Inst& in);
+// exec/control.cpp: Ctl::call and Ctl::ret run by the lanes `active` of the group `mask` at x.pc
+// (the others move past it); the scheduler regroups the warp after either.
+void call_lanes(Exec& x, const Inst& in, uint32_t mask, uint32_t active);
+void return_lanes(Exec& x, const Inst& in, uint32_t mask, uint32_t active);
 // exec/async_copy.cpp: mbarrier, cp.async.bulk and cp.async.bulk.tensor.
 bool decode_async(DecodeCtx& d, const PInstr& p, Inst& in);
 // exec/mem.cpp: completes the thread's cp.async copies (for cp.async.mbarrier.arrive).

@@ -99,22 +99,6 @@ uint32_t g_checks = parse_checks();
 bool g_mem = (g_checks & (kRace | kInit)) != 0;
 uint32_t g_undefined = 0;
 
-uint32_t decode_semantics(const std::string& op, const std::vector<std::string>& mods) {
-  auto has = [&](const char* m) { return std::find(mods.begin(), mods.end(), m) != mods.end(); };
-  uint32_t f = 0;
-  if (op == "atom" || op == "red") f |= kStrong | kAtomic;
-  if (has("volatile") || has("relaxed") || has("acquire") || has("release") || has("acq_rel") ||
-      has("mmio"))
-    f |= kStrong;
-  if (has("acquire") || has("acq_rel")) f |= kAcquire;
-  if (has("release") || has("acq_rel")) f |= kRelease;
-  if (has("cta")) f |= kCta;
-  if (op == "st") f |= kStore;
-  if (op == "atom" && has("cas")) f |= kCas;
-  if (op == "ld" && has("nc")) f |= kNc;
-  return f;
-}
-
 namespace {
 
 // ---------------------------------------------------------------------------------------------
@@ -981,67 +965,6 @@ __attribute__((noinline, cold)) void uninit_shared(Ctx& c) {
 }
 
 // --- undefined values in registers -------------------------------------------------------------
-// What an instruction does with undefined values, from its opcode.
-enum OpClass : uint8_t {
-  opUse,       // any other: an undefined operand (or guard) is reported
-  opUseDest,   // o[0] is written (atom, shfl, ...): its other operands are uses
-  opLoad,      // ld, ldu: the address is a use; o[0] is written (and marked by the load itself)
-  opPure,      // o[0] = f(sources): undefined if any source is
-  opSelp,      // selp: only the selected value and the predicate matter
-  opAnd,       // and: a defined zero (false) operand defines the result
-  opOr,        // or.pred: a defined true operand defines the result
-  opSetp,      // setp: o[0] and its complement o[4]; the combining predicate o[3] as and/or
-};
-
-OpClass classify(const std::string& text) {
-  size_t b = 0;
-  if (!text.empty() && text[0] == '@') b = text.find(' ') + 1;
-  const size_t e = text.find_first_of(". \t", b);
-  const std::string op = text.substr(b, e == std::string::npos ? std::string::npos : e - b);
-  static const std::unordered_map<std::string, OpClass> table = [] {
-    std::unordered_map<std::string, OpClass> t;
-    for (const char* o : {"mov", "add", "sub", "mul", "mad", "fma", "div", "rem", "min", "max", "neg",
-                          "abs", "xor", "not", "cnot", "shl", "shr", "cvt", "cvta", "set", "slct",
-                          "prmt", "bfe", "bfi", "lop3", "shf", "popc", "clz", "brev", "bfind",
-                          "copysign", "sqrt", "rsqrt", "rcp", "ex2", "lg2", "sin", "cos", "tanh",
-                          "testp", "mul24", "mad24", "sad", "fns", "dp4a", "dp2a", "addc", "subc",
-                          "madc", "bmsk", "szext"})
-      t[o] = opPure;
-    t["selp"] = opSelp;
-    t["and"] = opAnd;
-    t["or"] = opOr;
-    t["setp"] = opSetp;
-    t["ld"] = opLoad;
-    t["ldu"] = opLoad;
-    for (const char* o : {"atom", "shfl", "vote", "match", "redux", "activemask", "ldmatrix", "tex",
-                          "tld4", "suld", "txq", "suq", "mma", "wmma", "isspacep", "mapa",
-                          "getctarank"})
-      t[o] = opUseDest;
-    return t;
-  }();
-  auto it = table.find(op);
-  return it == table.end() ? opUse : it->second;
-}
-
-// The classes of a kernel's instructions, made the first time one of its values is undefined.
-const std::vector<uint8_t>& classes(const Kernel& k) {
-  static std::unordered_map<const Kernel*, std::vector<uint8_t>> cache;
-  static const Kernel* last = nullptr;
-  static std::vector<uint8_t>* last_classes = nullptr;
-  if (&k == last && last_classes->size() == k.code.size()) return *last_classes;
-  std::vector<uint8_t>& v = cache[&k];
-  last = &k;
-  last_classes = &v;
-  if (v.size() != k.code.size()) {
-    v.assign(k.code.size(), opUse);
-    for (size_t pc = 0; pc < k.code.size(); ++pc) {
-      const int32_t src = k.code[pc].src;
-      if (src >= 0 && size_t(src) < k.source.size()) v[pc] = classify(k.source[size_t(src)].text);
-    }
-  }
-  return v;
-}
-
 WarpUndefined& undefined_of(BlockState& bs, const Exec& x) {
   if (bs.undefined.size() <= x.w->index) bs.undefined.resize(x.w->index + 1);
   WarpUndefined& u = bs.undefined[x.w->index];
@@ -1066,7 +989,7 @@ inline void mark(WarpUndefined& u, uint32_t r, uint32_t affected, uint32_t marke
 // any other reading instruction is reported at once.
 __attribute__((noinline, cold)) void uninit_shared_read(Ctx& c, int lane) {
   const Exec& x = *c.x;
-  if (plain_read(c.kind) && classes(*x.k)[c.pc] == opLoad) {
+  if (plain_read(c.kind) && x.k->code[c.pc].san_class == opLoad) {
     // Bounded: past the cap, the latest read takes the last record (a report may then name
     // another uninitialized read of the same launch).
     constexpr size_t kMaxReads = size_t(1) << 20;
@@ -1797,7 +1720,7 @@ void undefined_step(Exec& x, const Inst& in, uint32_t mask, uint32_t active) {
         if (x.vec(o, i).kind == OK::reg) mark(u, x.vec(o, i).reg, affected, marked, origin);
   };
   const uint32_t guard = in.guard >= 0 ? reg_lanes(uint32_t(in.guard)) & mask : 0;
-  OpClass cls = OpClass(classes(*x.k)[x.pc]);
+  OpClass cls = OpClass(in.san_class);
   if (in.ctl != Ctl::normal && cls != opUseDest) cls = opUse;
   // Not every decoder counts its operands in nops: the unused ones are OK::none.
   constexpr int nops = 6;

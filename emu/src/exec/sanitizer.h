@@ -31,7 +31,8 @@ extern uint32_t g_checks;
 extern bool g_mem;  // race or init: memory accesses are tracked
 
 // Memory semantics of ld/st/atom/red, kept in the high bits of Inst::flags (the memory handlers
-// use no other flags), and the direction of an access.
+// use no other flags; the decoder sets them from its opcode table and the modifiers), and the
+// direction of an access.
 enum : uint32_t {
   kRead = 1u << 0,
   kWrite = 1u << 1,
@@ -45,8 +46,6 @@ enum : uint32_t {
   kNc = 1u << 31,       // ld.global.nc: the bytes must not be written during the launch
   kSemMask = kStrong | kAtomic | kAcquire | kRelease | kCta | kStore | kCas | kNc,
 };
-// The semantics bits of a memory instruction, from its modifiers ("relaxed", "gpu", ...).
-uint32_t decode_semantics(const std::string& opcode, const std::vector<std::string>& mods);
 
 // --- memory accesses (one lane) ---------------------------------------------------------------
 // `kind`: kRead and/or kWrite, with the instruction's semantics bits. The address has passed the
@@ -75,6 +74,17 @@ void access_warp(Exec& x, uint32_t pc, Space space, const uint64_t* addrs, uint3
 // before each warp-instruction while it is nonzero.
 extern uint32_t g_undefined;
 void undefined_step(Exec& x, const Inst& in, uint32_t mask, uint32_t active);
+// What an instruction does with undefined values (Inst::san_class, from the decoder's table).
+enum OpClass : uint8_t {
+  opUse,       // any other: an undefined operand (or guard) is reported
+  opUseDest,   // o[0] is written (atom, shfl, ...): its other operands are uses
+  opLoad,      // ld, ldu: the address is a use; o[0] is written (and marked by the load itself)
+  opPure,      // o[0] = f(sources): undefined if any source is
+  opSelp,      // selp: only the selected value and the predicate matter
+  opAnd,       // and: a defined zero (false) operand defines the result
+  opOr,        // or.pred: a defined true operand defines the result
+  opSetp,      // setp: o[0] and its complement o[4]; the combining predicate o[3] as and/or
+};
 
 // --- synchronization ----------------------------------------------------------------------------
 void fence(Exec& x, uint32_t mask);        // membar / fence.sc / fence.acq_rel
