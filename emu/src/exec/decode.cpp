@@ -158,6 +158,7 @@ constexpr Opcode kOpcodes[] = {
     {"sin",            fFloat,           kNone,      opPure,     0,         rNone},
     {"sqrt",           fFloat,           kNone,      opPure,     0,         rNone},
     {"st",             fMem,             kStore,     opUse,      kNoDest,   rSt},
+    {"stmatrix",       fWgmma,           kNone,      opUse,      kNoDest,   rNone},
     {"sub",            fAlu | fFloat,    kNone,      opPure,     0,         rNone},
     {"subc",           fAlu,             kNone,      opPure,     0,         rNone},
     {"suld",           fTexture,         kNone,      opUseDest,  0,         rNone},
