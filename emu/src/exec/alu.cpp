@@ -15,6 +15,17 @@ template <class T> inline uint64_t put(T v) { return uint64_t(std::make_unsigned
 template <class T, class Op>
 struct h_bin {
   static void run(Exec& x, const Inst& in, uint32_t m) {
+    if (m == kFullWarp) {  // register rows (ops.h)
+      uint64_t* d = dst_row(x, in.o[0]);
+      uint64_t ba[32], bb[32];
+      const uint64_t *a, *b;
+      if (d && src_row(x, in.o[1], a, ba) && src_row(x, in.o[2], b, bb)) {
+        uint64_t out[32];
+        for (int i = 0; i < 32; ++i) out[i] = put<T>(Op::template f<T>(get<T>(a[i]), get<T>(b[i]), in));
+        std::memcpy(d, out, sizeof out);
+        return;
+      }
+    }
     EMU_FOR_LANES(m)
       x.set(in.o[0], lane, put<T>(Op::template f<T>(get<T>(x.val(in.o[1], lane)), get<T>(x.val(in.o[2], lane)), in)));
     EMU_END_LANES
@@ -356,7 +367,12 @@ void h_mov_sreg(Exec& x, const Inst& in, uint32_t m) {
 
 void h_mov_imm(Exec& x, const Inst& in, uint32_t m) {
   uint64_t* d = x.w->r + size_t(in.o[0].reg) * 32;
-  EMU_FOR_LANES(m) d[lane] = in.o[1].imm; EMU_END_LANES
+  const uint64_t v = in.o[1].imm;
+  if (m == kFullWarp) {
+    for (int i = 0; i < 32; ++i) d[i] = v;
+    return;
+  }
+  EMU_FOR_LANES(m) d[lane] = v; EMU_END_LANES
 }
 void h_pack(Exec& x, const Inst& in, uint32_t m) {  // mov.bN d, {a, b, ...}
   const Operand& v = in.o[1];
@@ -377,6 +393,18 @@ void h_unpack(Exec& x, const Inst& in, uint32_t m) {  // mov.bN {a, b, ...}, s
 }
 
 void h_selp(Exec& x, const Inst& in, uint32_t m) {
+  if (m == kFullWarp) {  // register rows (ops.h)
+    uint64_t* d = dst_row(x, in.o[0]);
+    uint64_t ba[32], bb[32], bc[32];
+    const uint64_t *a, *b, *c;
+    if (d && src_row(x, in.o[1], a, ba) && src_row(x, in.o[2], b, bb) && src_row(x, in.o[3], c, bc)) {
+      const uint64_t flip = in.o[3].neg ? 1 : 0;
+      uint64_t out[32];
+      for (int i = 0; i < 32; ++i) out[i] = ((c[i] & 1) ^ flip) ? a[i] : b[i];
+      std::memcpy(d, out, sizeof out);
+      return;
+    }
+  }
   EMU_FOR_LANES(m)
     x.set(in.o[0], lane, x.pred(in.o[3], lane) ? x.val(in.o[1], lane) : x.val(in.o[2], lane));
   EMU_END_LANES
@@ -448,8 +476,41 @@ template <class T> inline T flush(T v, bool ftz) {
   return v;
 }
 
+// setp of a full warp on register rows (ops.h), the comparison a template argument.
+template <class T, Cmp C>
+void setp_rows(uint64_t* p, uint64_t* q, const uint64_t* a, const uint64_t* b) {
+  uint64_t out[32];
+  for (int i = 0; i < 32; ++i) out[i] = compare(load_as<T>(a[i]), load_as<T>(b[i]), C);
+  std::memcpy(p, out, sizeof out);
+  if (q)
+    for (int i = 0; i < 32; ++i) q[i] = out[i] ^ 1;
+}
+
+template <class T>
+bool setp_full(Exec& x, const Inst& in) {
+  // Without a combining predicate, and without .ftz (which only f32 has): p, and q = !p.
+  if (in.aux || (std::is_same_v<T, float> && (in.flags & kFtz))) return false;
+  uint64_t* p = dst_row(x, in.o[0]);
+  uint64_t* q = dst_row(x, in.o[4]);
+  uint64_t ba[32], bb[32];
+  const uint64_t *a, *b;
+  if (!p || (in.o[4].kind != OK::reg && in.o[4].kind != OK::none && in.o[4].kind != OK::sink) ||
+      !src_row(x, in.o[1], a, ba) || !src_row(x, in.o[2], b, bb))
+    return false;
+  if (q == p) return false;  // p and q the same register: the lane loop's order decides
+  switch (Cmp(in.flags & 0x1F)) {
+#define EMU_CMP(C) case C: setp_rows<T, C>(p, q, a, b); return true;
+    EMU_CMP(eq) EMU_CMP(ne) EMU_CMP(lt) EMU_CMP(le) EMU_CMP(gt) EMU_CMP(ge)
+    EMU_CMP(lo) EMU_CMP(ls) EMU_CMP(hi) EMU_CMP(hs) EMU_CMP(equ) EMU_CMP(neu)
+    EMU_CMP(ltu) EMU_CMP(leu) EMU_CMP(gtu) EMU_CMP(geu) EMU_CMP(num) EMU_CMP(nan)
+#undef EMU_CMP
+    default: return false;
+  }
+}
+
 template <class T>
 void h_setp(Exec& x, const Inst& in, uint32_t m) {
+  if (m == kFullWarp && setp_full<T>(x, in)) return;
   const Cmp c = Cmp(in.flags & 0x1F);
   const bool ftz = in.flags & kFtz;
   EMU_FOR_LANES(m)

@@ -43,9 +43,38 @@ template <class T> inline uint64_t fout(const Inst& in, T v) {
 
 enum FOp { f_add, f_sub, f_mul, f_div, f_min, f_max, f_copysign };
 
+// The bits of a result as a register holds it: NaN as the canonical NaN.
+template <class T> inline uint64_t result_bits(T r) {
+  if constexpr (sizeof(T) == 4) return r != r ? 0x7FFFFFFFull : bits_of(r);
+  else return r != r ? 0x7FFFFFFFFFFFFFFFull : bits_of(r);
+}
+
+// add, sub, mul, div of a full warp without .ftz or .sat, on register rows (ops.h).
+template <class T, FOp Op>
+bool fbin_rows(Exec& x, const Inst& in) {
+  uint64_t* d = dst_row(x, in.o[0]);
+  uint64_t ba[32], bb[32];
+  const uint64_t *a, *b;
+  if (!d || !src_row(x, in.o[1], a, ba) || !src_row(x, in.o[2], b, bb)) return false;
+  uint64_t out[32];
+  for (int i = 0; i < 32; ++i) {
+    const T u = fget<T>(a[i]), v = fget<T>(b[i]);
+    T r;
+    if constexpr (Op == f_add) r = u + v;
+    else if constexpr (Op == f_sub) r = u - v;
+    else if constexpr (Op == f_mul) r = u * v;
+    else r = u / v;
+    out[i] = result_bits(r);
+  }
+  std::memcpy(d, out, sizeof out);
+  return true;
+}
+
 template <class T, FOp Op>
 void h_fbin(Exec& x, const Inst& in, uint32_t m) {
   RoundingScope rs(in.flags);
+  if constexpr (Op == f_add || Op == f_sub || Op == f_mul || Op == f_div)
+    if (m == kFullWarp && !(in.flags & (kFtz | kSat)) && fbin_rows<T, Op>(x, in)) return;
   EMU_FOR_LANES(m)
     const T a = fin<T>(in, fget<T>(x.val(in.o[1], lane))), b = fin<T>(in, fget<T>(x.val(in.o[2], lane)));
     T r;
@@ -70,20 +99,44 @@ void h_fbin(Exec& x, const Inst& in, uint32_t m) {
   EMU_END_LANES
 }
 
-// fma.rn without modifiers, the hot instruction of most kernels.
+// fma.rn without modifiers, the hot instruction of most kernels. A fused multiply-add is rounded
+// once, exactly, however it is computed: by the CPU's FMA instruction where it has one (the
+// variant compiled for it is chosen once, by fma_rn_handler), else by libm's fma.
 template <class T>
-void h_fma_rn(Exec& x, const Inst& in, uint32_t m) {
+__attribute__((always_inline)) inline T fma_op(T a, T b, T c) {
+  if constexpr (sizeof(T) == 4) return __builtin_fmaf(a, b, c);
+  else return __builtin_fma(a, b, c);
+}
+template <class T>
+__attribute__((always_inline)) inline void fma_rn_body(Exec& x, const Inst& in, uint32_t m) {
+  if (m == kFullWarp) {
+    uint64_t* d = dst_row(x, in.o[0]);
+    uint64_t ba[32], bb[32], bc[32];
+    const uint64_t *a, *b, *c;
+    if (d && src_row(x, in.o[1], a, ba) && src_row(x, in.o[2], b, bb) && src_row(x, in.o[3], c, bc)) {
+      uint64_t out[32];
+      for (int i = 0; i < 32; ++i) out[i] = result_bits(fma_op(fget<T>(a[i]), fget<T>(b[i]), fget<T>(c[i])));
+      std::memcpy(d, out, sizeof out);
+      return;
+    }
+  }
   EMU_FOR_LANES(m)
-    const T r = __builtin_fma(fget<T>(x.val(in.o[1], lane)), fget<T>(x.val(in.o[2], lane)), fget<T>(x.val(in.o[3], lane)));
-    x.set(in.o[0], lane, std::isnan(r) ? (sizeof(T) == 4 ? 0x7FFFFFFFull : 0x7FFFFFFFFFFFFFFFull) : bits_of(r));
+    const T r = fma_op(fget<T>(x.val(in.o[1], lane)), fget<T>(x.val(in.o[2], lane)), fget<T>(x.val(in.o[3], lane)));
+    x.set(in.o[0], lane, result_bits(r));
   EMU_END_LANES
 }
-template <>
-void h_fma_rn<float>(Exec& x, const Inst& in, uint32_t m) {
-  EMU_FOR_LANES(m)
-    const float r = __builtin_fmaf(f32_of(x.val(in.o[1], lane)), f32_of(x.val(in.o[2], lane)), f32_of(x.val(in.o[3], lane)));
-    x.set(in.o[0], lane, std::isnan(r) ? 0x7FFFFFFFull : bits_of(r));
-  EMU_END_LANES
+template <class T>
+void h_fma_rn(Exec& x, const Inst& in, uint32_t m) { fma_rn_body<T>(x, in, m); }
+__attribute__((target("avx2,fma"))) void h_fma_rn_f32_fma(Exec& x, const Inst& in, uint32_t m) {
+  fma_rn_body<float>(x, in, m);
+}
+__attribute__((target("avx2,fma"))) void h_fma_rn_f64_fma(Exec& x, const Inst& in, uint32_t m) {
+  fma_rn_body<double>(x, in, m);
+}
+Handler fma_rn_handler(bool f64) {
+  static const bool hw = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  if (hw) return f64 ? h_fma_rn_f64_fma : h_fma_rn_f32_fma;
+  return f64 ? h_fma_rn<double> : h_fma_rn<float>;
 }
 
 template <class T>
@@ -396,7 +449,7 @@ bool decode_float(DecodeCtx& d, const PInstr& p, Inst& in) {
   if (op == "copysign") { ops(3); in.fn = EMU_F2(h_fbin, f_copysign); return true; }
   if (op == "fma" || op == "mad") {
     ops(4);
-    in.fn = (in.flags & ~uint32_t(kRn)) == 0 ? EMU_F(h_fma_rn) : EMU_F(h_fma);
+    in.fn = (in.flags & ~uint32_t(kRn)) == 0 ? fma_rn_handler(f64) : EMU_F(h_fma);
     return true;
   }
   if (op == "neg") { ops(2); in.fn = EMU_F2(h_fun, u_neg); return true; }

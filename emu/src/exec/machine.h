@@ -206,11 +206,20 @@ struct Exec {
   // Memory, with checks. `space` is the instruction's state space; addresses of the generic
   // space are resolved to global, shared or local here.
   __attribute__((always_inline)) uint8_t* addr(Space space, uint64_t a, uint32_t size, int lane, bool write) {
-    // Fast path: an aligned global access inside the allocation of the previous one.
-    if (space == Space::global && !(a & (size - 1))) {
-      const Allocation* al = memory().cached();
-      if (al && a >= al->base && a + size <= al->base + al->bytes && (al->writable || !write))
-        return reinterpret_cast<uint8_t*>(a);
+    // Fast paths: an aligned global access inside the allocation of the previous one; an
+    // aligned shared access (or a generic one into the shared window) inside the block's
+    // shared memory. Everything else (faults included) goes through addr_slow.
+    if (!(a & (size - 1))) {
+      if (space == Space::global) {
+        const Allocation* al = memory().cached();
+        if (al && a >= al->base && a + size <= al->base + al->bytes && (al->writable || !write))
+          return reinterpret_cast<uint8_t*>(a);
+      } else if (space == Space::shared) {
+        if (a + size <= b->shared.size()) return b->shared.data() + a;
+      } else if (space == Space::generic && a - kSharedWindow < kWindowSize) {
+        const uint64_t o = a - kSharedWindow;
+        if (o + size <= b->shared.size()) return b->shared.data() + o;
+      }
     }
     return addr_slow(space, a, size, lane, write);
   }

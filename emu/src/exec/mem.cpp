@@ -150,6 +150,7 @@ template <uint32_t ES, uint32_t V, bool Load>
 void h_ldst_fixed(Exec& x, const Inst& in, uint32_t m) {
   const Operand& a_op = Load ? in.o[1] : in.o[0];
   const Operand& v_op = Load ? in.o[0] : in.o[1];
+  if (m == kFullWarp && !san::g_hook && ldst_rows<ES, V, Load>(x, in, loaded)) return;  // exec/ops.h
   auto op = [&](int lane, uint8_t* p) __attribute__((always_inline)) {
     if constexpr (V == 1) {
       if (Load) {

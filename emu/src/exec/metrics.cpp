@@ -60,13 +60,14 @@ void global_request(uint64_t* a, int n, bool sorted, uint32_t width, unsigned lo
   ideal += (bytes + 31) / 32;
 }
 
-// The wavefronts of one phase: the most distinct words any bank is asked for.
-uint32_t phase_wavefronts(const uint64_t* offset, uint32_t lanes, uint32_t width) {
+// The wavefronts of one phase: the most distinct words any bank is asked for. word[lane] is the
+// lane's first 4-byte word (its offset / 4, kept to 32 bits).
+uint32_t phase_wavefronts(const uint32_t* word, uint32_t lanes, uint32_t width) {
   uint32_t words[32];
   int n = 0;
   const uint32_t per_lane = width <= 4 ? 1 : width / 4;
   for (uint32_t m = lanes; m; m &= m - 1) {
-    const uint32_t w0 = uint32_t(offset[__builtin_ctz(m)] >> 2);
+    const uint32_t w0 = word[__builtin_ctz(m)];
     for (uint32_t j = 0; j < per_lane; ++j) words[n++] = w0 + j;
   }
   // Usually every bank is asked for at most one word: one pass decides it.
@@ -92,21 +93,31 @@ uint32_t phase_wavefronts(const uint64_t* offset, uint32_t lanes, uint32_t width
   return most;
 }
 
-// One shared request by `lanes`, offset[lane] being each lane's offset in the block's window.
-void shared_request(const uint64_t* offset, uint32_t lanes, uint32_t width,
+// One shared request by `lanes`, word[lane] being each lane's first word in the block's window.
+// A phase whose words (each lane's first to last) lie within 32 consecutive words asks no bank
+// for two different words: one wavefront, decided from the lowest and highest word alone.
+void shared_request(const uint32_t* word, uint32_t lanes, uint32_t width,
                     unsigned long long& requests, unsigned long long& wavefronts,
                     unsigned long long& ideal) {
   const uint32_t per_phase = width <= 4 ? 32 : std::max<uint32_t>(1, 128 / width);
   const uint32_t phase_mask = per_phase == 32 ? ~0u : (1u << per_phase) - 1;
+  const uint64_t last_word = width <= 4 ? 0 : width / 4 - 1;  // a lane's last word minus its first
   ++requests;
   for (uint32_t first = 0; first < 32; first += per_phase) {
     const uint32_t in_phase = lanes & (phase_mask << first);
     if (!in_phase) continue;
     ++ideal;
-    wavefronts += phase_wavefronts(offset, in_phase, width);
+    uint32_t lo = ~0u, hi = 0;
+    const uint32_t end = std::min<uint32_t>(32, first + per_phase);
+    for (uint32_t i = first; i < end; ++i) {
+      const bool on = (in_phase >> i) & 1;
+      lo = std::min(lo, on ? word[i] : ~0u);
+      hi = std::max(hi, on ? word[i] : 0u);
+    }
+    if (uint64_t(hi) + last_word - lo < 32) ++wavefronts;
+    else wavefronts += phase_wavefronts(word, in_phase, width);
   }
 }
-
 // Distributed shared memory: of the shared accesses `lanes` (offset[lane] in the shared window),
 // those naming another block of the cluster are counted as DSMEM; returns them.
 uint32_t dsmem(const Exec& x, const uint64_t* offset, uint32_t lanes, uint32_t width) {
@@ -169,6 +180,19 @@ void access(const Exec& x, const Operand& op, uint32_t lanes, uint32_t width, Sp
     }
     return;
   }
+  if (space == Space::shared && op.kind == OK::reg && !x.l->clusters) {
+    // Shared accesses through a register: every lane's word at once, in a loop the compiler
+    // vectorizes (the registers of inactive lanes are read too, and ignored).
+    const uint64_t* r = x.w->r + size_t(op.reg) * 32;
+    uint32_t word[32];
+    if (op.addr32)
+      for (int i = 0; i < 32; ++i) word[i] = uint32_t(r[i] + op.imm) >> 2;
+    else
+      for (int i = 0; i < 32; ++i) word[i] = uint32_t((r[i] + op.imm) >> 2);
+    if (store) shared_request(word, lanes, width, c.shared_store_requests, c.shared_store_wavefronts, c.shared_store_ideal_wavefronts);
+    else shared_request(word, lanes, width, c.shared_load_requests, c.shared_load_wavefronts, c.shared_load_ideal_wavefronts);
+    return;
+  }
   uint64_t by_lane[32];
   uint32_t global = 0, shared = 0, local = 0;
   for (uint32_t m = lanes; m; m &= m - 1) {
@@ -190,8 +214,10 @@ void access(const Exec& x, const Operand& op, uint32_t lanes, uint32_t width, Sp
   }
   if (shared && x.l->clusters) shared &= ~dsmem(x, by_lane, shared, width);
   if (shared) {
-    if (store) shared_request(by_lane, shared, width, c.shared_store_requests, c.shared_store_wavefronts, c.shared_store_ideal_wavefronts);
-    else shared_request(by_lane, shared, width, c.shared_load_requests, c.shared_load_wavefronts, c.shared_load_ideal_wavefronts);
+    uint32_t word[32];
+    for (uint32_t m = shared; m; m &= m - 1) word[__builtin_ctz(m)] = uint32_t(by_lane[__builtin_ctz(m)] >> 2);
+    if (store) shared_request(word, shared, width, c.shared_store_requests, c.shared_store_wavefronts, c.shared_store_ideal_wavefronts);
+    else shared_request(word, shared, width, c.shared_load_requests, c.shared_load_wavefronts, c.shared_load_ideal_wavefronts);
   }
   if (local) ++(store ? c.local_store_requests : c.local_load_requests);
   if (global) {

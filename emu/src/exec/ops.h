@@ -17,6 +17,108 @@ namespace emu {
     const int lane = __builtin_ctz(lanes_left_);
 #define EMU_END_LANES }
 
+// Full-warp fast paths: a handler called with all 32 lanes whose operands are registers or
+// immediates can work on whole register rows (r[reg * 32 + 0..31]) in loops the compiler
+// vectorizes, computing into a local row first (a destination may be a source too).
+constexpr uint32_t kFullWarp = 0xFFFFFFFFu;
+
+// The 32 values of source operand o: its register row, or buf filled with its immediate. False
+// for other kinds (special registers, vectors): the handler takes its lane loop then.
+__attribute__((always_inline)) inline bool src_row(const Exec& x, const Operand& o, const uint64_t*& row,
+                                                   uint64_t* buf) {
+  if (o.kind == OK::reg) { row = x.w->r + size_t(o.reg) * 32; return true; }
+  if (o.kind == OK::imm) {
+    for (int i = 0; i < 32; ++i) buf[i] = o.imm;
+    row = buf;
+    return true;
+  }
+  return false;
+}
+// The destination row of operand o when it is a register (else nullptr: a sink, or an error the
+// lane loop reports).
+__attribute__((always_inline)) inline uint64_t* dst_row(const Exec& x, const Operand& o) {
+  return o.kind == OK::reg ? x.w->r + size_t(o.reg) * 32 : nullptr;
+}
+
+// Loads and stores of ES-byte elements, V of them a lane, by a full warp with no memory hook set
+// (checks and debugging aids off; exec/mem.cpp calls it before its lane loop). Every lane's
+// address is computed first; when all are aligned and lie in the block's shared memory (shared
+// space, or generic addresses in the shared window) or all in the global allocation of the
+// previous access, the values move in lane order without the per-lane dispatch, as the lane loop
+// would move them. Otherwise (other spaces, operands that are not registers, an address the
+// lane loop must look up or report) it returns false and does nothing. `loaded` turns a loaded
+// element into its register value.
+template <uint32_t ES, uint32_t V, bool Load, class Loaded>
+__attribute__((always_inline)) inline bool ldst_rows(Exec& x, const Inst& in, Loaded loaded) {
+  constexpr uint32_t size = ES * V;
+  const Operand& a_op = Load ? in.o[1] : in.o[0];
+  const Operand& v_op = Load ? in.o[0] : in.o[1];
+  if (a_op.kind != OK::reg) return false;
+  // The element rows: destinations of a load (nullptr: a sink), sources of a store.
+  uint64_t* dst[V];
+  const uint64_t* src[V];
+  uint64_t imm[V];
+  for (uint32_t e = 0; e < V; ++e) {
+    const Operand& o = V == 1 ? v_op : x.vec(v_op, int(e));
+    dst[e] = nullptr;
+    src[e] = nullptr;
+    imm[e] = 0;
+    if (o.kind == OK::reg) {
+      dst[e] = x.w->r + size_t(o.reg) * 32;
+      src[e] = dst[e];
+    } else if (Load ? (o.kind != OK::sink && o.kind != OK::none) : (o.kind == OK::imm)) {
+      if (Load) return false;
+      imm[e] = o.imm;
+    } else if (!Load && o.kind != OK::sink) {
+      return false;
+    }
+  }
+  const uint64_t* r = x.w->r + size_t(a_op.reg) * 32;
+  uint64_t a[32];
+  if (a_op.addr32)
+    for (int i = 0; i < 32; ++i) a[i] = uint32_t(r[i] + a_op.imm);
+  else
+    for (int i = 0; i < 32; ++i) a[i] = r[i] + a_op.imm;
+  uint64_t lo = ~0ull, hi = 0, bits = 0;
+  for (int i = 0; i < 32; ++i) {
+    bits |= a[i];
+    lo = a[i] < lo ? a[i] : lo;
+    hi = a[i] > hi ? a[i] : hi;
+  }
+  if (bits & (size - 1)) return false;
+  uintptr_t delta;  // host address - address
+  const Space space = in.space;
+  if (space == Space::shared || (space == Space::generic && lo - kSharedWindow < kWindowSize &&
+                                 hi - kSharedWindow < kWindowSize)) {
+    const uint64_t off = space == Space::shared ? 0 : kSharedWindow;
+    const uint64_t bytes = x.b->shared.size();
+    if (lo < off || bytes < size || hi - off > bytes - size) return false;
+    delta = reinterpret_cast<uintptr_t>(x.b->shared.data()) - off;
+  } else if (space == Space::global || space == Space::generic) {
+    // The previous access's allocation (no window address lies in an allocation).
+    const Allocation* al = memory().cached();
+    if (!al || lo < al->base || al->bytes < size || hi - al->base > al->bytes - size || (!Load && !al->writable))
+      return false;
+    delta = 0;
+  } else {
+    return false;
+  }
+  for (int i = 0; i < 32; ++i) {
+    uint8_t* p = reinterpret_cast<uint8_t*>(uintptr_t(a[i]) + delta);
+    for (uint32_t e = 0; e < V; ++e) {
+      if (Load) {
+        uint64_t v = 0;
+        std::memcpy(&v, p + e * ES, ES);
+        if (dst[e]) dst[e][i] = loaded(v, in);
+      } else {
+        const uint64_t v = src[e] ? src[e][i] : imm[e];
+        std::memcpy(p + e * ES, &v, ES);
+      }
+    }
+  }
+  return true;
+}
+
 // Modifier bits (Inst::flags). Rounding modes share the low bits across families.
 enum : uint32_t {
   kRn = 1u << 0, kRz = 1u << 1, kRm = 1u << 2, kRp = 1u << 3, kRna = 1u << 4,

@@ -503,9 +503,13 @@ uint64_t run_warp(Sched& s, Block& b, Warp& w, uint64_t budget) {
                                     : in.member_op == 0xFE ? w.valid  // .aligned: the whole warp
                                                            : uint32_t(x.val(in.o[in.member_op], lane0));
             uint32_t group = 0;
-            for (uint32_t m = todo; m; m &= m - 1) {
-              int lane = __builtin_ctz(m);
-              if (in.member_op >= 0xFE || uint32_t(x.val(in.o[in.member_op], lane)) == member) group |= 1u << lane;
+            if (in.member_op >= 0xFE || in.o[in.member_op].kind == OK::imm) {
+              group = todo;  // one member mask for all the lanes
+            } else {
+              for (uint32_t m = todo; m; m &= m - 1) {
+                int lane = __builtin_ctz(m);
+                if (uint32_t(x.val(in.o[in.member_op], lane)) == member) group |= 1u << lane;
+              }
             }
             todo &= ~group;
             if (group & ~member)

@@ -11,6 +11,35 @@ namespace {
 // mask (bits 8-12); the source lane follows the ISA's pseudocode for each mode.
 template <int Mode>  // 0 up, 1 down, 2 bfly, 3 idx
 void h_shfl(Exec& x, const Inst& in, uint32_t m) {
+  if (m == kFullWarp && in.o[2].kind == OK::imm && in.o[3].kind == OK::imm && in.o[1].kind == OK::reg &&
+      in.o[0].kind == OK::reg) {
+    // The whole warp with an immediate lane operand and clamp: every source lane is one of the
+    // 32, so nothing can fail; the sources are read before the destination (which may be the
+    // same register) is written.
+    const uint32_t b = uint32_t(in.o[2].imm) & 31, c = uint32_t(in.o[3].imm);
+    const uint32_t clamp = c & 0x1F, segmask = (c >> 8) & 0x1F;
+    const uint64_t* src = x.w->r + size_t(in.o[1].reg) * 32;
+    uint32_t value[32];
+    for (int i = 0; i < 32; ++i) value[i] = uint32_t(src[i]);
+    uint64_t* d = x.w->r + size_t(in.o[0].reg) * 32;
+    uint64_t* pd = in.o[5].kind == OK::reg ? x.w->r + size_t(in.o[5].reg) * 32 : nullptr;
+    for (uint32_t lane = 0; lane < 32; ++lane) {
+      const uint32_t maxlane = (lane & segmask) | (clamp & ~segmask);
+      const uint32_t minlane = lane & segmask;
+      uint32_t j;
+      bool pval;
+      switch (Mode) {
+        case 0: j = lane - b; pval = int32_t(j) >= int32_t(maxlane); break;
+        case 1: j = lane + b; pval = j <= maxlane; break;
+        case 2: j = lane ^ b; pval = j <= maxlane; break;
+        default: j = minlane | (b & ~segmask); pval = j <= maxlane; break;
+      }
+      if (!pval) j = lane;
+      d[lane] = value[j & 31];
+      if (pd) pd[lane] = pval;
+    }
+    return;
+  }
   uint32_t value[32];
   for (uint32_t mm = m; mm; mm &= mm - 1) {
     int lane = __builtin_ctz(mm);
