@@ -34,6 +34,9 @@ struct h_bin {
 template <class T, class Op>
 struct h_un {
   static void run(Exec& x, const Inst& in, uint32_t m) {
+    if (m == kFullWarp &&
+        map_rows<1>(x, in, [&](uint64_t a) { return put<T>(Op::template f<T>(get<T>(a), in)); }))
+      return;
     EMU_FOR_LANES(m)
       x.set(in.o[0], lane, put<T>(Op::template f<T>(get<T>(x.val(in.o[1], lane)), in)));
     EMU_END_LANES
@@ -42,6 +45,10 @@ struct h_un {
 template <class T, class Op>
 struct h_tern {
   static void run(Exec& x, const Inst& in, uint32_t m) {
+    if (m == kFullWarp && map_rows<3>(x, in, [&](uint64_t a, uint64_t b, uint64_t c) {
+          return put<T>(Op::template f<T>(get<T>(a), get<T>(b), get<T>(c), in));
+        }))
+      return;
     EMU_FOR_LANES(m)
       x.set(in.o[0], lane, put<T>(Op::template f<T>(get<T>(x.val(in.o[1], lane)), get<T>(x.val(in.o[2], lane)),
                                                  get<T>(x.val(in.o[3], lane)), in)));
@@ -159,6 +166,18 @@ template <class T, bool Mad>
 void h_wide(Exec& x, const Inst& in, uint32_t m) {
   using W = std::conditional_t<sizeof(T) == 2, std::conditional_t<std::is_signed_v<T>, int32_t, uint32_t>,
                                std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>>;
+  if (m == kFullWarp) {  // register rows (ops.h)
+    if constexpr (Mad) {
+      if (map_rows<3>(x, in, [](uint64_t a, uint64_t b, uint64_t c) {
+            const W r = W(get<T>(a)) * W(get<T>(b));
+            return put<W>(W(std::make_unsigned_t<W>(r) + std::make_unsigned_t<W>(get<W>(c))));
+          }))
+        return;
+    } else {
+      if (map_rows<2>(x, in, [](uint64_t a, uint64_t b) { return put<W>(W(get<T>(a)) * W(get<T>(b))); }))
+        return;
+    }
+  }
   EMU_FOR_LANES(m)
     W r = W(get<T>(x.val(in.o[1], lane))) * W(get<T>(x.val(in.o[2], lane)));
     if (Mad) r = W(std::make_unsigned_t<W>(r) + std::make_unsigned_t<W>(get<W>(x.val(in.o[3], lane))));
@@ -351,14 +370,16 @@ void h_mov_sreg(Exec& x, const Inst& in, uint32_t m) {
   const Dim3& bd = x.l->block;
   switch (in.o[1].reg) {
     case sr_tid_x:
-      if (bd.y == 1 && bd.z == 1) { EMU_FOR_LANES(m) d[lane] = base + uint32_t(lane); EMU_END_LANES }
+      if (m == kFullWarp && bd.y == 1 && bd.z == 1) { for (uint32_t i = 0; i < 32; ++i) d[i] = base + i; }
+      else if (bd.y == 1 && bd.z == 1) { EMU_FOR_LANES(m) d[lane] = base + uint32_t(lane); EMU_END_LANES }
       else { EMU_FOR_LANES(m) d[lane] = (base + uint32_t(lane)) % bd.x; EMU_END_LANES }
       return;
     case sr_laneid: EMU_FOR_LANES(m) d[lane] = uint32_t(lane); EMU_END_LANES return;
     case sr_ntid_x: case sr_ntid_y: case sr_ntid_z: case sr_ctaid_x: case sr_ctaid_y: case sr_ctaid_z:
     case sr_nctaid_x: case sr_nctaid_y: case sr_nctaid_z: {
       const uint64_t v = x.sreg(in.o[1].reg, __builtin_ctz(m));  // the same for every lane
-      EMU_FOR_LANES(m) d[lane] = v; EMU_END_LANES
+      if (m == kFullWarp) { for (int i = 0; i < 32; ++i) d[i] = v; }
+      else { EMU_FOR_LANES(m) d[lane] = v; EMU_END_LANES }
       return;
     }
     default: EMU_FOR_LANES(m) d[lane] = x.sreg(in.o[1].reg, lane); EMU_END_LANES

@@ -40,6 +40,26 @@ __attribute__((always_inline)) inline uint64_t* dst_row(const Exec& x, const Ope
   return o.kind == OK::reg ? x.w->r + size_t(o.reg) * 32 : nullptr;
 }
 
+// d = f(sources) over the rows of a full warp, for an instruction whose destination is o[0] and
+// whose N sources are o[1..N]; false (nothing done) when an operand is of another kind.
+template <int N, class F>
+__attribute__((always_inline)) inline bool map_rows(Exec& x, const Inst& in, F f) {
+  uint64_t* d = dst_row(x, in.o[0]);
+  if (!d) return false;
+  uint64_t buf[N][32];
+  const uint64_t* s[N];
+  for (int k = 0; k < N; ++k)
+    if (!src_row(x, in.o[k + 1], s[k], buf[k])) return false;
+  uint64_t out[32];
+  for (int i = 0; i < 32; ++i) {
+    if constexpr (N == 1) out[i] = f(s[0][i]);
+    else if constexpr (N == 2) out[i] = f(s[0][i], s[1][i]);
+    else out[i] = f(s[0][i], s[1][i], s[2][i]);
+  }
+  std::memcpy(d, out, sizeof out);
+  return true;
+}
+
 // Loads and stores of ES-byte elements, V of them a lane, by a full warp with no memory hook set
 // (checks and debugging aids off; exec/mem.cpp calls it before its lane loop). Every lane's
 // address is computed first; when all are aligned and lie in the block's shared memory (shared

@@ -505,6 +505,11 @@ uint64_t run_warp(Sched& s, Block& b, Warp& w, uint64_t budget) {
             uint32_t group = 0;
             if (in.member_op >= 0xFE || in.o[in.member_op].kind == OK::imm) {
               group = todo;  // one member mask for all the lanes
+            } else if (in.o[in.member_op].kind == OK::reg) {
+              const uint64_t* row = w.r + size_t(in.o[in.member_op].reg) * 32;
+              uint32_t same = 0;
+              for (int l = 0; l < 32; ++l) same |= uint32_t(uint32_t(row[l]) == member) << l;
+              group = todo & same;
             } else {
               for (uint32_t m = todo; m; m &= m - 1) {
                 int lane = __builtin_ctz(m);

@@ -7,16 +7,29 @@ namespace emu {
 
 namespace {
 
+// The low 32 bits of operand o, when they are the same in every lane (an immediate, or a
+// register holding one value in all 32 lanes).
+inline bool uniform32(const Exec& x, const Operand& o, uint32_t* v) {
+  if (o.kind == OK::imm) { *v = uint32_t(o.imm); return true; }
+  if (o.kind != OK::reg) return false;
+  const uint64_t* row = x.w->r + size_t(o.reg) * 32;
+  uint32_t diff = 0;
+  for (int i = 1; i < 32; ++i) diff |= uint32_t(row[i]) ^ uint32_t(row[0]);
+  *v = uint32_t(row[0]);
+  return diff == 0;
+}
+
 // shfl.sync.mode.b32 d{|p}, a, b, c, membermask. c packs the clamp (bits 0-4) and the segment
 // mask (bits 8-12); the source lane follows the ISA's pseudocode for each mode.
 template <int Mode>  // 0 up, 1 down, 2 bfly, 3 idx
 void h_shfl(Exec& x, const Inst& in, uint32_t m) {
-  if (m == kFullWarp && in.o[2].kind == OK::imm && in.o[3].kind == OK::imm && in.o[1].kind == OK::reg &&
-      in.o[0].kind == OK::reg) {
-    // The whole warp with an immediate lane operand and clamp: every source lane is one of the
-    // 32, so nothing can fail; the sources are read before the destination (which may be the
-    // same register) is written.
-    const uint32_t b = uint32_t(in.o[2].imm) & 31, c = uint32_t(in.o[3].imm);
+  uint32_t b_all, c_all;
+  if (m == kFullWarp && in.o[1].kind == OK::reg && in.o[0].kind == OK::reg &&
+      uniform32(x, in.o[2], &b_all) && uniform32(x, in.o[3], &c_all)) {
+    // The whole warp with one lane operand and one clamp for all lanes: every source lane is one
+    // of the 32, so nothing can fail; the sources are read before the destination (which may be
+    // the same register) is written.
+    const uint32_t b = b_all & 31, c = c_all;
     const uint32_t clamp = c & 0x1F, segmask = (c >> 8) & 0x1F;
     const uint64_t* src = x.w->r + size_t(in.o[1].reg) * 32;
     uint32_t value[32];
