@@ -136,7 +136,7 @@ void h_ld_param_uniform(Exec& x, const Inst& in, uint32_t m) {
 // The common case, a 4-byte scalar load from global memory, without the generic dispatch (and
 // without extension: not for an .s32 load into a 64-bit register).
 void h_ld_global_b32(Exec& x, const Inst& in, uint32_t m) {
-  if (m == kFullWarp && !san::g_hook && ldst_rows<4, 1, true>(x, in, [](uint64_t v, const Inst&) { return v; })) return;  // exec/ops.h
+  if (m == kFullWarp && !san::g_hook && ldst_rows<4, 1, true>(x, in)) return;  // exec/ops.h
   uint64_t* d = x.w->r + size_t(in.o[0].reg) * 32;
   auto op = [&](int lane, const uint8_t* p) __attribute__((always_inline)) {
     uint32_t v;
@@ -151,7 +151,7 @@ template <uint32_t ES, uint32_t V, bool Load>
 void h_ldst_fixed(Exec& x, const Inst& in, uint32_t m) {
   const Operand& a_op = Load ? in.o[1] : in.o[0];
   const Operand& v_op = Load ? in.o[0] : in.o[1];
-  if (m == kFullWarp && !san::g_hook && ldst_rows<ES, V, Load>(x, in, [](uint64_t v, const Inst& i) { return loaded(v, i); })) return;  // exec/ops.h
+  if (m == kFullWarp && !san::g_hook && ldst_rows<ES, V, Load>(x, in)) return;  // exec/ops.h
   auto op = [&](int lane, uint8_t* p) __attribute__((always_inline)) {
     if constexpr (V == 1) {
       if (Load) {

@@ -103,6 +103,17 @@ void shared_request(const uint32_t* word, uint32_t lanes, uint32_t width,
   const uint32_t phase_mask = per_phase == 32 ? ~0u : (1u << per_phase) - 1;
   const uint64_t last_word = width <= 4 ? 0 : width / 4 - 1;  // a lane's last word minus its first
   ++requests;
+  if (lanes == ~0u && per_phase == 32) {  // the whole warp in one phase
+    uint32_t lo = word[0], hi = word[0];
+    for (int i = 1; i < 32; ++i) {
+      lo = std::min(lo, word[i]);
+      hi = std::max(hi, word[i]);
+    }
+    ++ideal;
+    if (hi - lo < 32) ++wavefronts;
+    else wavefronts += phase_wavefronts(word, lanes, width);
+    return;
+  }
   for (uint32_t first = 0; first < 32; first += per_phase) {
     const uint32_t in_phase = lanes & (phase_mask << first);
     if (!in_phase) continue;

@@ -66,10 +66,11 @@ __attribute__((always_inline)) inline bool map_rows(Exec& x, const Inst& in, F f
 // space, or generic addresses in the shared window) or all in the global allocation of the
 // previous access, the values move in lane order without the per-lane dispatch, as the lane loop
 // would move them. Otherwise (other spaces, operands that are not registers, an address the
-// lane loop must look up or report) it returns false and does nothing. `loaded` turns a loaded
-// element into its register value.
-template <uint32_t ES, uint32_t V, bool Load, class Loaded>
-__attribute__((always_inline)) inline bool ldst_rows(Exec& x, const Inst& in, Loaded loaded) {
+// lane loop must look up or report) it returns false and does nothing. A loaded element is
+// extended as exec/mem.cpp's loaded() extends it: by its type (extend()), then cut to the
+// destination register's width (in.type2).
+template <uint32_t ES, uint32_t V, bool Load>
+__attribute__((always_inline)) inline bool ldst_rows(Exec& x, const Inst& in) {
   constexpr uint32_t size = ES * V;
   const Operand& a_op = Load ? in.o[1] : in.o[0];
   const Operand& v_op = Load ? in.o[0] : in.o[1];
@@ -91,6 +92,27 @@ __attribute__((always_inline)) inline bool ldst_rows(Exec& x, const Inst& in, Lo
       imm[e] = o.imm;
     } else if (!Load && o.kind != OK::sink) {
       return false;
+    }
+  }
+  // extend(v, in.type) & the width of in.type2, as a shift pair and a mask.
+  uint32_t sh = 0;
+  uint64_t keep = ~0ull;
+  if (Load) {
+    switch (in.type) {
+      case Type::s8: sh = 56; break;
+      case Type::s16: sh = 48; break;
+      case Type::s32: sh = 32; break;
+      case Type::u8: case Type::b8: keep = 0xFF; break;
+      case Type::u16: case Type::b16: case Type::f16: case Type::bf16: keep = 0xFFFF; break;
+      case Type::u32: case Type::b32: case Type::f32: case Type::f16x2: case Type::bf16x2:
+      case Type::tf32: keep = 0xFFFFFFFFu; break;
+      default: break;
+    }
+    switch (in.type2) {
+      case Type::b8: keep &= 0xFF; break;
+      case Type::b16: keep &= 0xFFFF; break;
+      case Type::b32: keep &= 0xFFFFFFFFu; break;
+      default: break;
     }
   }
   const uint64_t* r = x.w->r + size_t(a_op.reg) * 32;
@@ -129,7 +151,7 @@ __attribute__((always_inline)) inline bool ldst_rows(Exec& x, const Inst& in, Lo
       if (Load) {
         uint64_t v = 0;
         std::memcpy(&v, p + e * ES, ES);
-        if (dst[e]) dst[e][i] = loaded(v, in);
+        if (dst[e]) dst[e][i] = uint64_t(int64_t(v << sh) >> sh) & keep;
       } else {
         const uint64_t v = src[e] ? src[e][i] : imm[e];
         std::memcpy(p + e * ES, &v, ES);
