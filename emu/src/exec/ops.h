@@ -6,6 +6,9 @@
 #include <cstring>
 #include <string>
 #include <vector>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "emu.h"
 #include "exec/machine.h"
@@ -58,6 +61,28 @@ __attribute__((always_inline)) inline bool map_rows(Exec& x, const Inst& in, F f
   }
   std::memcpy(d, out, sizeof out);
   return true;
+}
+
+// Bit i: bit 0 of row[i] (a predicate register's 32 lanes as a mask).
+inline uint32_t row_bits(const uint64_t* row) {
+#ifdef __SSE2__
+  uint32_t bits = 0;
+  for (int i = 0; i < 32; i += 2) {
+    const __m128i v = _mm_slli_epi64(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row + i)), 63);
+    bits |= uint32_t(_mm_movemask_pd(_mm_castsi128_pd(v))) << i;
+  }
+  return bits;
+#else
+  uint32_t bits = 0;
+  for (int i = 0; i < 32; ++i) bits |= uint32_t(row[i] & 1) << i;
+  return bits;
+#endif
+}
+// Whether the low 32 bits of the row's 32 values are all the same.
+inline bool uniform_row(const uint64_t* row) {
+  uint32_t diff = 0;
+  for (int i = 1; i < 32; ++i) diff |= uint32_t(row[i]) ^ uint32_t(row[0]);
+  return diff == 0;
 }
 
 // Loads and stores of ES-byte elements, V of them a lane, by a full warp with no memory hook set

@@ -305,12 +305,20 @@ uint64_t run_warp(Sched& s, Block& b, Warp& w, uint64_t budget) {
     // The group: ready lanes at the lowest pc (under a random schedule: the lanes of a random
     // one of the pcs the ready lanes are at, which independent thread scheduling allows as well).
     uint32_t pc = ~0u;
-    for (uint32_t m = ready; m; m &= m - 1) pc = std::min(pc, w.pc[__builtin_ctz(m)]);
+    if (ready == kFullWarp) {  // every lane: loops the compiler vectorizes
+      for (int lane = 0; lane < 32; ++lane) pc = std::min(pc, w.pc[lane]);
+    } else {
+      for (uint32_t m = ready; m; m &= m - 1) pc = std::min(pc, w.pc[__builtin_ctz(m)]);
+    }
     if (s.random && (ready & (ready - 1))) pc = random_group(s, w, ready, pc);
     uint32_t mask = 0;
-    for (uint32_t m = ready; m; m &= m - 1) {
-      int lane = __builtin_ctz(m);
-      if (w.pc[lane] == pc) mask |= 1u << lane;
+    if (ready == kFullWarp) {
+      for (int lane = 0; lane < 32; ++lane) mask |= uint32_t(w.pc[lane] == pc) << lane;
+    } else {
+      for (uint32_t m = ready; m; m &= m - 1) {
+        int lane = __builtin_ctz(m);
+        if (w.pc[lane] == pc) mask |= 1u << lane;
+      }
     }
     uint32_t others = ready & ~mask;
     uint32_t others_min = ~0u;
@@ -341,9 +349,7 @@ uint64_t run_warp(Sched& s, Block& b, Warp& w, uint64_t budget) {
       g_thread_instructions += uint32_t(__builtin_popcount(mask));
       uint32_t active = mask;
       if (in.guard >= 0) {
-        const uint64_t* pr = w.r + size_t(in.guard) * 32;
-        uint32_t truth = 0;
-        for (int lane = 0; lane < 32; ++lane) truth |= uint32_t(pr[lane] & 1) << lane;
+        const uint32_t truth = row_bits(w.r + size_t(in.guard) * 32);
         active = mask & (in.guard_neg ? ~truth : truth);
       }
       if constexpr (Traced) debug::step(x, pc, mask, active);
@@ -505,11 +511,8 @@ uint64_t run_warp(Sched& s, Block& b, Warp& w, uint64_t budget) {
             uint32_t group = 0;
             if (in.member_op >= 0xFE || in.o[in.member_op].kind == OK::imm) {
               group = todo;  // one member mask for all the lanes
-            } else if (in.o[in.member_op].kind == OK::reg) {
-              const uint64_t* row = w.r + size_t(in.o[in.member_op].reg) * 32;
-              uint32_t same = 0;
-              for (int l = 0; l < 32; ++l) same |= uint32_t(uint32_t(row[l]) == member) << l;
-              group = todo & same;
+            } else if (in.o[in.member_op].kind == OK::reg && uniform_row(w.r + size_t(in.o[in.member_op].reg) * 32)) {
+              group = todo;  // a register holding the same mask in every lane
             } else {
               for (uint32_t m = todo; m; m &= m - 1) {
                 int lane = __builtin_ctz(m);

@@ -13,10 +13,8 @@ inline bool uniform32(const Exec& x, const Operand& o, uint32_t* v) {
   if (o.kind == OK::imm) { *v = uint32_t(o.imm); return true; }
   if (o.kind != OK::reg) return false;
   const uint64_t* row = x.w->r + size_t(o.reg) * 32;
-  uint32_t diff = 0;
-  for (int i = 1; i < 32; ++i) diff |= uint32_t(row[i]) ^ uint32_t(row[0]);
   *v = uint32_t(row[0]);
-  return diff == 0;
+  return uniform_row(row);
 }
 
 // shfl.sync.mode.b32 d{|p}, a, b, c, membermask. c packs the clamp (bits 0-4) and the segment
