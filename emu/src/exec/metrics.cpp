@@ -104,8 +104,8 @@ void shared_request(const uint32_t* word, uint32_t lanes, uint32_t width,
   const uint64_t last_word = width <= 4 ? 0 : width / 4 - 1;  // a lane's last word minus its first
   ++requests;
   if (lanes == ~0u && per_phase == 32) {  // the whole warp in one phase
-    uint32_t lo = word[0], hi = word[0];
-    for (int i = 1; i < 32; ++i) {
+    uint32_t lo = ~0u, hi = 0;
+    for (int i = 0; i < 32; ++i) {  // from 0: the loads line up with the stores that wrote word[]
       lo = std::min(lo, word[i]);
       hi = std::max(hi, word[i]);
     }

@@ -81,7 +81,7 @@ inline uint32_t row_bits(const uint64_t* row) {
 // Whether the low 32 bits of the row's 32 values are all the same.
 inline bool uniform_row(const uint64_t* row) {
   uint32_t diff = 0;
-  for (int i = 1; i < 32; ++i) diff |= uint32_t(row[i]) ^ uint32_t(row[0]);
+  for (int i = 0; i < 32; ++i) diff |= uint32_t(row[i]) ^ uint32_t(row[0]);
   return diff == 0;
 }
 
@@ -142,15 +142,24 @@ __attribute__((always_inline)) inline bool ldst_rows(Exec& x, const Inst& in) {
   }
   const uint64_t* r = x.w->r + size_t(a_op.reg) * 32;
   uint64_t a[32];
-  if (a_op.addr32)
-    for (int i = 0; i < 32; ++i) a[i] = uint32_t(r[i] + a_op.imm);
-  else
-    for (int i = 0; i < 32; ++i) a[i] = r[i] + a_op.imm;
   uint64_t lo = ~0ull, hi = 0, bits = 0;
-  for (int i = 0; i < 32; ++i) {
-    bits |= a[i];
-    lo = a[i] < lo ? a[i] : lo;
-    hi = a[i] > hi ? a[i] : hi;
+  if (a_op.addr32) {  // 32-bit addresses: their range in 32-bit arithmetic, which vectorizes
+    uint32_t lo32 = ~0u, hi32 = 0, bits32 = 0;
+    for (int i = 0; i < 32; ++i) {
+      const uint32_t v = uint32_t(r[i] + a_op.imm);
+      a[i] = v;
+      bits32 |= v;
+      lo32 = v < lo32 ? v : lo32;
+      hi32 = v > hi32 ? v : hi32;
+    }
+    lo = lo32, hi = hi32, bits = bits32;
+  } else {
+    for (int i = 0; i < 32; ++i) {
+      a[i] = r[i] + a_op.imm;
+      bits |= a[i];
+      lo = a[i] < lo ? a[i] : lo;
+      hi = a[i] > hi ? a[i] : hi;
+    }
   }
   if (bits & (size - 1)) return false;
   uintptr_t delta;  // host address - address
