@@ -32,8 +32,7 @@ void h_shfl(Exec& x, const Inst& in, uint32_t m) {
     const uint64_t* src = x.w->r + size_t(in.o[1].reg) * 32;
     uint32_t value[32];
     for (int i = 0; i < 32; ++i) value[i] = uint32_t(src[i]);
-    uint64_t* d = x.w->r + size_t(in.o[0].reg) * 32;
-    uint64_t* pd = in.o[5].kind == OK::reg ? x.w->r + size_t(in.o[5].reg) * 32 : nullptr;
+    uint32_t src_lane[32], ok[32];
     for (uint32_t lane = 0; lane < 32; ++lane) {
       const uint32_t maxlane = (lane & segmask) | (clamp & ~segmask);
       const uint32_t minlane = lane & segmask;
@@ -45,9 +44,14 @@ void h_shfl(Exec& x, const Inst& in, uint32_t m) {
         case 2: j = lane ^ b; pval = j <= maxlane; break;
         default: j = minlane | (b & ~segmask); pval = j <= maxlane; break;
       }
-      if (!pval) j = lane;
-      d[lane] = value[j & 31];
-      if (pd) pd[lane] = pval;
+      src_lane[lane] = (pval ? j : lane) & 31;
+      ok[lane] = pval;
+    }
+    uint64_t* d = x.w->r + size_t(in.o[0].reg) * 32;
+    for (int lane = 0; lane < 32; ++lane) d[lane] = value[src_lane[lane]];
+    if (in.o[5].kind == OK::reg) {  // written after d, as the lane loop leaves a shared register
+      uint64_t* pd = x.w->r + size_t(in.o[5].reg) * 32;
+      for (int lane = 0; lane < 32; ++lane) pd[lane] = ok[lane];
     }
     return;
   }
