@@ -1423,6 +1423,70 @@ void shared_warp(Exec& x, BlockState* bs, uint32_t pc, const uint64_t* addrs, ui
   }
 }
 
+// global_warp's byte and half-word accesses within one granule: decided as the 4-byte ones are,
+// on the granule's byte cells once it is split (the first such access splits it, in access_lane).
+// False: access_lane decides it (nothing was changed).
+__attribute__((noinline)) bool global_sub(BlockState* bs, GShadow* g, uint32_t pc, uint64_t off, uint32_t size,
+                                          uint32_t t, uint32_t kind, uint32_t base, StoreLanesOf& stored,
+                                          int lane, uint64_t a) {
+  const bool race_on = g_checks & kRace, init_on = g_checks & kInit;
+  const bool wr = kind & kWrite, rd = kind & kRead, nc_load = kind & kNc;
+  const uint32_t floor = bs->floor, tpb = bs->tpb, key_base = bs->key_base, me_key = key_base + t;
+  const uint64_t block = bs->block;
+  const uint32_t sub = uint32_t(off & 3);
+  const uint64_t bits = ((1ull << size) - 1) << (off & 63);
+  uint64_t* init = init_on ? g->init : nullptr;
+  if (init && rd && (init[off >> 6] & bits) != bits) return false;  // uninit_global
+  if (race_on && g->race.ok()) {
+    GCell* cell = g->race.granule(off >> 2);
+    if (!cell || !is_split(*cell) || !(cell = g->race.byte_cells(off >> 2))) return false;
+    cell += sub;
+    const VC* vc = !bs->with_vc.empty() ? bs->t[t].vc.get() : nullptr;
+    auto ordered = [&](const GRec& r) __attribute__((always_inline)) {  // g_ordered
+      if (r.clock < base || r.key == me_key) return true;
+      const uint32_t d = r.key - key_base;
+      if (d < tpb) return r.clock < floor || (vc && covers(vc, block, d, r.clock));
+      return vc && covers(vc, r.key / tpb, r.key % tpb, r.clock);
+    };
+    for (uint32_t i = 0; i < size; ++i) {
+      const GCell& ci = cell[i];
+      if (!ordered(ci.w)) return false;
+      if (wr && !(ordered(ci.r[0]) && ordered(ci.r[1]))) return false;
+      // nc_access: the latest write of the bytes, by another thread in this launch, is reported.
+      if (nc_load && ci.w.clock >= base && ci.w.clock && ci.w.key != me_key) return false;
+    }
+    if (wr && g->nc.ok() && g->nc_last >= base) return false;  // nc_access
+    if (nc_load && !g->nc.ok()) return false;                  // made by nc_access
+    const uint32_t clock = bs->clock_of(t);
+    const GRec me{me_key, clock, (pc & kPcMask) | ((kind & kCta) ? fCta : 0)};
+    for (uint32_t i = 0; i < size; ++i) {
+      GCell& ci = cell[i];
+      if (wr) {
+        ci.w = me;
+        ci.r[0] = GRec{};
+        ci.r[1].clock = 0;
+      } else if (ordered(ci.r[0])) {
+        ci.r[0] = me;
+      } else {
+        ci.r[1] = me;
+      }
+    }
+    if (nc_load) {
+      g->nc_last = std::max(g->nc_last, clock);
+      if (NcCell* n = g->nc.granule(off >> 2)) {
+        const uint8_t mask = uint8_t(((1u << size) - 1) << sub);
+        if (n->clock < base || !n->clock) *n = NcCell{clock, me_key, pc, 0, 0, mask, 0};
+        else if (n->key == me_key) n->bytes |= mask;
+        else if (!n->bytes2) { n->key2 = me_key; n->pc2 = pc; n->bytes2 = mask; }
+        else if (n->key2 == me_key) n->bytes2 |= mask;
+      }
+    }
+  }
+  if (init && wr) init[off >> 6] |= bits;
+  stored.add(lane, a);
+  return true;
+}
+
 void global_warp(Exec& x, BlockState* bs, uint32_t pc, const uint64_t* addrs, uint32_t size, uint32_t mask,
                  uint32_t kind) {
   const bool race_on = g_checks & kRace, init_on = g_checks & kInit;
@@ -1495,6 +1559,8 @@ void global_warp(Exec& x, BlockState* bs, uint32_t pc, const uint64_t* addrs, ui
       stored.add(lane, a);
       done = true;
     } while (false);
+    else if (size < 4 && (off & 3) + size <= 4)
+      done = global_sub(bs, g, pc, off, size, t, kind, base, stored, lane, a);
     if (!done) access_lane(x, bs, pc, false, a, size, lane, kind, al);
     if (streams::g_recording) streams::note_access(a, size, kind);  // runtime/streams.h
   }
