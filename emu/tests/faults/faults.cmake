@@ -285,6 +285,10 @@ fault_check(race_warp_reduce KERNEL k_block_sums BLOCK "0,0,0" THREAD "0,0,0"
 fault_check(race_global_blocks KERNEL k_total BLOCK "[1-9],0,0" THREAD "0,0,0"
   INST "ld\\.global\\.[bsu]32 "
   WHAT "race on global memory at address 0x[0-9a-f]+ \\(0 bytes into a cudaMalloc allocation of 4 bytes at 0x[0-9a-f]+\\): this read of 4 bytes and an earlier write by block \\(0,0,0\\) thread \\(0,0,0\\), 'st\\.global\\.[bsu]32 [^']*' at ([^\n]*[ (])?race_global_blocks\\.cu:@PARTNER@([^0-9,][^,]*)?, ${unordered}")
+# The same across blocks a byte at a time: words written by neighbouring threads are kept per byte.
+fault_check(race_global_bytes KERNEL k_write_read BLOCK "1,0,0" THREAD "0,0,0"
+  INST "ld\\.global\\.[bsu]8 "
+  WHAT "race on global memory at address 0x[0-9a-f]+ \\(0 bytes into a cudaMalloc allocation of 64 bytes at 0x[0-9a-f]+\\): this read of 1 bytes and an earlier write by block \\(0,0,0\\) thread \\(0,0,0\\), 'st\\.global\\.[bsu]8 [^']*' at ([^\n]*[ (])?race_global_bytes\\.cu:@PARTNER@([^0-9,][^,]*)?, ${unordered}")
 # A store published by an atomic without the fence between them.
 fault_check(race_missing_fence KERNEL k_sum BLOCK "[1-9],0,0" THREAD "0,0,0"
   INST "ld\\.global\\.[bsu]32 "
