@@ -289,6 +289,9 @@ fault_check(race_global_blocks KERNEL k_total BLOCK "[1-9],0,0" THREAD "0,0,0"
 fault_check(race_global_bytes KERNEL k_write_read BLOCK "1,0,0" THREAD "0,0,0"
   INST "ld\\.global\\.[bsu]8 "
   WHAT "race on global memory at address 0x[0-9a-f]+ \\(0 bytes into a cudaMalloc allocation of 64 bytes at 0x[0-9a-f]+\\): this read of 1 bytes and an earlier write by block \\(0,0,0\\) thread \\(0,0,0\\), 'st\\.global\\.[bsu]8 [^']*' at ([^\n]*[ (])?race_global_bytes\\.cu:@PARTNER@([^0-9,][^,]*)?, ${unordered}")
+fault_check(race_global_bytes_write KERNEL k_read_write BLOCK "1,0,0" THREAD "0,0,0"
+  INST "st\\.global\\.[bsu]8 "
+  WHAT "race on global memory at address 0x[0-9a-f]+ \\(0 bytes into a cudaMalloc allocation of 64 bytes at 0x[0-9a-f]+\\): this write of 1 bytes and an earlier read by block \\(0,0,0\\) thread \\(0,0,0\\), 'ld\\.global\\.[bsu]8 [^']*' at ([^\n]*[ (])?race_global_bytes_write\\.cu:@PARTNER@([^0-9,][^,]*)?, ${unordered}")
 # A store published by an atomic without the fence between them.
 fault_check(race_missing_fence KERNEL k_sum BLOCK "[1-9],0,0" THREAD "0,0,0"
   INST "ld\\.global\\.[bsu]32 "
