@@ -194,17 +194,6 @@ bool has_mod(const PInstr& p, const char* m) {
   return false;
 }
 
-// The state space a modifier names, generic without one.
-Space space_of(const PInstr& p) {
-  for (const std::string& s : p.mods) {
-    if (s == "global") return Space::global;
-    if (s == "shared" || s.rfind("shared::", 0) == 0) return Space::shared;
-    if (s == "local") return Space::local;
-    if (s == "param" || s.rfind("param::", 0) == 0) return Space::param;
-    if (s == "const") return Space::konst;
-  }
-  return Space::generic;
-}
 
 // The decoder used to offer an instruction to every family in turn, and four of them set fields
 // before they look at the opcode; a family's decoder may rely on what an earlier one set, so an
@@ -275,6 +264,18 @@ void table_fields(const Opcode& op, const PInstr& p, Inst& in) {
 }
 
 }  // namespace
+
+// The state space a modifier names, generic without one.
+Space space_of(const PInstr& p) {
+  for (const std::string& s : p.mods) {
+    if (s == "global") return Space::global;
+    if (s == "shared" || s.rfind("shared::", 0) == 0) return Space::shared;
+    if (s == "local") return Space::local;
+    if (s == "param" || s.rfind("param::", 0) == 0) return Space::param;
+    if (s == "const") return Space::konst;
+  }
+  return Space::generic;
+}
 
 int32_t DecodeCtx::reg_index(const std::string& name) {
   for (auto s = scopes.rbegin(); s != scopes.rend(); ++s) {

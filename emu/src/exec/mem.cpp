@@ -12,20 +12,6 @@ namespace emu {
 
 namespace {
 
-Space space_from(const DecodeCtx& d, const PInstr& p, bool* found) {
-  *found = true;
-  for (const std::string& s : p.mods) {
-    if (s == "global") return Space::global;
-    if (s == "shared" || s.rfind("shared::", 0) == 0) return Space::shared;
-    if (s == "local") return Space::local;
-    if (s == "param" || s.rfind("param::", 0) == 0) return Space::param;
-    if (s == "const") return Space::konst;
-  }
-  (void)d;
-  *found = false;
-  return Space::generic;
-}
-
 inline uint64_t address(const Exec& x, const Operand& a, int lane) { return x.address(a, lane); }
 
 // A loaded element as its destination register holds it: the ISA lets the register be wider
@@ -454,8 +440,7 @@ void cp_async_complete_thread(Exec& x, int lane) {
 bool decode_mem(DecodeCtx& d, const PInstr& p, Inst& in) {
   const std::string& op = p.opcode;
   const Type t = d.last_type(p);
-  bool explicit_space;
-  in.space = space_from(d, p, &explicit_space);
+  in.space = space_of(p);
   if (op == "ld" || op == "ldu" || op == "st") {
     const bool load = op != "st";
     for (const std::string& s : p.mods)

@@ -249,6 +249,8 @@ bool decode_alu(DecodeCtx& d, const PInstr& p, Inst& in);
 bool decode_float(DecodeCtx& d, const PInstr& p, Inst& in);
 bool decode_cvt(DecodeCtx& d, const PInstr& p, Inst& in);
 bool decode_mem(DecodeCtx& d, const PInstr& p, Inst& in);
+// The state space an instruction's modifiers name (generic without one; exec/decode.cpp).
+Space space_of(const PInstr& p);
 bool decode_warp(DecodeCtx& d, const PInstr& p, Inst& in);
 bool decode_tensor(DecodeCtx& d, const PInstr& p, Inst& in);
 bool decode_wgmma(DecodeCtx& d, const PInstr& p, Inst& in);  // exec/wgmma.cpp
