@@ -323,12 +323,15 @@ class Region {
       arena_bytes_ += n * sizeof(Cell);
       arenas_.push_back(a);
       // The arenas of a region of 8 MiB or more are made present at once, rather than page by page
-      // as the region is first touched (each a page fault).
+      // as the region is first touched (each a page fault). Older C libraries lack the flag
+      // (Linux 5.14): there the pages fault in as before.
+#ifdef MADV_POPULATE_WRITE
       if (bytes() / 4 * sizeof(Cell) >= (8u << 20)) {
         const uintptr_t from = (reinterpret_cast<uintptr_t>(a) + 4095) & ~uintptr_t(4095);
         const uintptr_t to = (reinterpret_cast<uintptr_t>(a) + n * sizeof(Cell)) & ~uintptr_t(4095);
         if (to > from) madvise(reinterpret_cast<void*>(from), to - from, MADV_POPULATE_WRITE);
       }
+#endif
       next_ = static_cast<Cell*>(a);
       left_ = n;
     }
