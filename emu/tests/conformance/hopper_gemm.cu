@@ -40,6 +40,7 @@
 #include <vector>
 
 #include "conf_common.h"
+#include "conf_tensor_map.h"
 
 namespace {
 
@@ -236,13 +237,8 @@ int main() {
     std::printf("SKIP: wgmma and this build need sm_90a (this device is sm_%d%d)\n", major, minor);
     return 77;
   }
-  cudaDriverEntryPointQueryResult status;
-  void* fn = nullptr;
-  CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &status));
-  conf_check("cudaGetDriverEntryPointByVersion", "cuTensorMapEncodeTiled, 12000", int(status),
-             int(cudaDriverEntryPointSuccess));
-  if (!fn) return conf_finish("hopper_gemm");
-  g_encode = reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
+  g_encode = conf_encode_tiled(ConfLookupCheck::always);
+  if (!g_encode) return conf_finish("hopper_gemm");
 
   run_case<1>(200, 136, 264, 1);  // M, N, K all off the tile: partial tiles on every edge
   run_case<2>(200, 136, 264, 2);

@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "conf_common.h"
+#include "conf_tensor_map.h"
 #include "gpu100_emu_metrics.h"
 
 namespace {
@@ -484,10 +485,7 @@ int main(int argc, char** argv) {
     std::printf("SKIP: this build of TMA multicast needs sm_90a (this device is sm_%d%d)\n", major, minor);
     return 77;
   }
-  cudaDriverEntryPointQueryResult status;
-  void* fn = nullptr;
-  CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &status));
-  g_encode = reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
+  g_encode = conf_encode_tiled(ConfLookupCheck::none);  // a missing one is checked below
   test_bulk();
   if (g_encode) test_tensor();
   else conf_check_text("cudaGetDriverEntryPointByVersion", "cuTensorMapEncodeTiled", g_plant, "no function", "one");

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "conf_common.h"
+#include "conf_tensor_map.h"
 
 namespace {
 
@@ -221,13 +222,9 @@ int main() {
     std::printf("SKIP: tensor maps need compute capability 9.0\n");
     return 77;
   }
+  g_encode = conf_encode_tiled(ConfLookupCheck::always);
+  if (!g_encode) return conf_finish("tensor_map");
   cudaDriverEntryPointQueryResult status;
-  void* fn = nullptr;
-  CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &status));
-  conf_check("cudaGetDriverEntryPointByVersion", "cuTensorMapEncodeTiled, 12000", int(status),
-             int(cudaDriverEntryPointSuccess));
-  if (!fn) return conf_finish("tensor_map");
-  g_encode = reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
   void* none = reinterpret_cast<void*>(1);
   CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &none, 11080, cudaEnableDefault, &status));
   conf_check("cudaGetDriverEntryPointByVersion", "cuTensorMapEncodeTiled, 11080: version not sufficient",

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "conf_common.h"
+#include "conf_tensor_map.h"
 
 namespace {
 
@@ -59,14 +60,8 @@ int main(int argc, char** argv) {
     std::printf("SKIP: bulk tensor copies need compute capability 9.0\n");
     return 77;
   }
-  cudaDriverEntryPointQueryResult status;
-  void* fn = nullptr;
-  CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &status));
-  if (!fn) {
-    conf_check("cudaGetDriverEntryPointByVersion", "cuTensorMapEncodeTiled", int(status), int(cudaDriverEntryPointSuccess));
-    return conf_finish("tensor_store_box");
-  }
-  auto encode = reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
+  const auto encode = conf_encode_tiled(ConfLookupCheck::if_missing);
+  if (!encode) return conf_finish("tensor_store_box");
   std::vector<uint16_t> host(kRows * kPitch, kSentinel);
   uint16_t* d;
   CUDA_CHECK(cudaMalloc(&d, host.size() * 2));
