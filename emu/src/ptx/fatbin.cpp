@@ -26,66 +26,91 @@ T read_at(const uint8_t* p) {
 }
 constexpr uint32_t kWrapperMagic = 0x466243b1;
 constexpr uint32_t kFatbinMagic = 0xBA55ED50;
+constexpr uint16_t kKindPtx = 1, kKindElf = 2;
+constexpr uint64_t kFlagZstd = 0x8000;
 
-void read_fatbin(const uint8_t* p, int unit, std::vector<PtxEntry>& out);
-
-}  // namespace
-
-std::vector<PtxEntry> fatbin_ptx_entries(const void* wrapper_or_fatbin) {
+// The fatbinaries of a registered pointer, by unit: the registered one (unit 0), then, for a
+// version 2 wrapper, those of the objects a -rdc link joined (units 1, 2, ...).
+std::vector<const uint8_t*> unit_fatbins(const void* wrapper_or_fatbin) {
   const uint8_t* p = static_cast<const uint8_t*>(wrapper_or_fatbin);
-  std::vector<PtxEntry> out;
-  if (read_at<uint32_t>(p) == kWrapperMagic) {
-    const uint32_t version = read_at<uint32_t>(p + 4);
-    read_fatbin(read_at<const uint8_t*>(p + 8), 0, out);
-    if (version == 2)
-      if (const uint8_t* const* list = read_at<const uint8_t* const*>(p + 16))
-        for (int u = 0; list[u]; ++u) read_fatbin(list[u], u + 1, out);
-    return out;
-  }
-  read_fatbin(p, 0, out);
-  return out;
+  if (read_at<uint32_t>(p) != kWrapperMagic) return {p};
+  std::vector<const uint8_t*> fatbins{read_at<const uint8_t*>(p + 8)};
+  if (read_at<uint32_t>(p + 4) == 2)
+    if (const uint8_t* const* list = read_at<const uint8_t* const*>(p + 16))
+      for (int u = 0; list[u]; ++u) fatbins.push_back(list[u]);
+  return fatbins;
 }
 
-namespace {
+// One entry of a fatbinary, as its header describes it.
+struct FatbinEntry {
+  uint16_t kind = 0;        // kKindPtx or kKindElf
+  uint32_t arch = 0;        // 90 for compute_90 / sm_90
+  uint64_t flags = 0;       // kFlagZstd: the payload is zstd-compressed
+  const uint8_t* payload = nullptr;
+  uint64_t size = 0;        // the payload's bytes in the fatbinary
+  uint32_t compressed = 0;  // the compressed bytes (0: size)
+  uint64_t plain_size = 0;  // the bytes once decompressed
+};
 
-void read_fatbin(const uint8_t* p, int unit, std::vector<PtxEntry>& out) {
-  if (read_at<uint32_t>(p) != kFatbinMagic)
-    throw std::runtime_error("registered fatbinary has an unknown format");
+// Calls fn(entry) for each entry of one fatbinary, in order. false (and no call) when p is not
+// a fatbinary.
+template <class Fn>
+bool each_entry(const uint8_t* p, Fn&& fn) {
+  if (read_at<uint32_t>(p) != kFatbinMagic) return false;
   const uint16_t header_size = read_at<uint16_t>(p + 6);
   const uint64_t total = read_at<uint64_t>(p + 8);
   const uint8_t* e = p + header_size;
   const uint8_t* end = e + total;
   while (e + 64 <= end) {
-    const uint16_t kind = read_at<uint16_t>(e);
+    FatbinEntry entry;
+    entry.kind = read_at<uint16_t>(e);
     const uint32_t eh = read_at<uint32_t>(e + 4);
-    const uint64_t size = read_at<uint64_t>(e + 8);
-    const uint32_t compressed = read_at<uint32_t>(e + 16);
-    const uint32_t arch = read_at<uint32_t>(e + 28);
-    const uint64_t flags = read_at<uint64_t>(e + 40);
-    const uint64_t plain_size = read_at<uint64_t>(e + 56);
-    const uint8_t* payload = e + eh;
-    if (kind == 1) {
+    entry.size = read_at<uint64_t>(e + 8);
+    entry.compressed = read_at<uint32_t>(e + 16);
+    entry.arch = read_at<uint32_t>(e + 28);
+    entry.flags = read_at<uint64_t>(e + 40);
+    entry.plain_size = read_at<uint64_t>(e + 56);
+    entry.payload = e + eh;
+    fn(entry);
+    e += eh + entry.size;
+  }
+  return true;
+}
+
+// Decompresses a kFlagZstd entry's payload into dst (plain_size bytes); ZSTD_decompress's result.
+size_t decompress(const FatbinEntry& entry, void* dst) {
+  return ZSTD_decompress(dst, entry.plain_size, entry.payload,
+                         entry.compressed ? entry.compressed : entry.size);
+}
+
+}  // namespace
+
+std::vector<PtxEntry> fatbin_ptx_entries(const void* wrapper_or_fatbin) {
+  std::vector<PtxEntry> out;
+  const std::vector<const uint8_t*> fatbins = unit_fatbins(wrapper_or_fatbin);
+  for (size_t unit = 0; unit < fatbins.size(); ++unit) {
+    const bool ok = each_entry(fatbins[unit], [&](const FatbinEntry& e) {
+      if (e.kind != kKindPtx) return;
       PtxEntry entry;
-      entry.arch = int(arch);
-      entry.unit = unit;
-      if (flags & 0x8000) {
-        std::string text(plain_size, '\0');
-        size_t got = ZSTD_decompress(text.data(), text.size(), payload, compressed ? compressed : size);
+      entry.arch = int(e.arch);
+      entry.unit = int(unit);
+      if (e.flags & kFlagZstd) {
+        std::string text(e.plain_size, '\0');
+        size_t got = decompress(e, text.data());
         if (ZSTD_isError(got))
           throw std::runtime_error(std::string("zstd: ") + ZSTD_getErrorName(got));
         text.resize(got);
         entry.text = std::move(text);
       } else {
-        entry.text.assign(reinterpret_cast<const char*>(payload), size);
+        entry.text.assign(reinterpret_cast<const char*>(e.payload), e.size);
       }
       while (!entry.text.empty() && entry.text.back() == '\0') entry.text.pop_back();
       out.push_back(std::move(entry));
-    }
-    e += eh + size;
+    });
+    if (!ok) throw std::runtime_error("registered fatbinary has an unknown format");
   }
+  return out;
 }
-
-}  // namespace
 
 // ---------------------------------------------------------------------------------------------
 // Cubins. An ELF64 file; its .nv.info section (and, in some toolkits, the per-kernel
@@ -170,34 +195,20 @@ void cubin_kernels(const uint8_t* elf, size_t bytes, std::map<std::string, SassK
 
 namespace {
 
-// Calls fn(arch, bytes, size) for each cubin of one fatbinary.
+// Calls fn(arch, bytes, size) for each cubin of one fatbinary (none when p is not one; a cubin
+// that does not decompress is skipped).
 template <class Fn>
 void each_cubin(const uint8_t* p, Fn&& fn) {
-  if (read_at<uint32_t>(p) != kFatbinMagic) return;
-  const uint16_t header_size = read_at<uint16_t>(p + 6);
-  const uint64_t total = read_at<uint64_t>(p + 8);
-  const uint8_t* e = p + header_size;
-  const uint8_t* end = e + total;
-  while (e + 64 <= end) {
-    const uint16_t kind = read_at<uint16_t>(e);
-    const uint32_t eh = read_at<uint32_t>(e + 4);
-    const uint64_t size = read_at<uint64_t>(e + 8);
-    const uint32_t compressed = read_at<uint32_t>(e + 16);
-    const uint32_t arch = read_at<uint32_t>(e + 28);
-    const uint64_t flags = read_at<uint64_t>(e + 40);
-    const uint64_t plain_size = read_at<uint64_t>(e + 56);
-    const uint8_t* payload = e + eh;
-    if (kind == 2) {
-      if (flags & 0x8000) {
-        std::vector<uint8_t> plain(plain_size);
-        size_t got = ZSTD_decompress(plain.data(), plain.size(), payload, compressed ? compressed : size);
-        if (!ZSTD_isError(got)) fn(int(arch), plain.data(), got);
-      } else {
-        fn(int(arch), payload, size_t(size));
-      }
+  each_entry(p, [&](const FatbinEntry& e) {
+    if (e.kind != kKindElf) return;
+    if (e.flags & kFlagZstd) {
+      std::vector<uint8_t> plain(e.plain_size);
+      size_t got = decompress(e, plain.data());
+      if (!ZSTD_isError(got)) fn(int(e.arch), plain.data(), got);
+    } else {
+      fn(int(e.arch), e.payload, size_t(e.size));
     }
-    e += eh + size;
-  }
+  });
 }
 
 }  // namespace
@@ -205,16 +216,7 @@ void each_cubin(const uint8_t* p, Fn&& fn) {
 // With relocatable device code, nvlink's linked cubin (the registered fatbinary) comes first and
 // is what runs; an object's own cubin names a kernel only when the linked one does not.
 SassInfo fatbin_sass_info(const void* wrapper_or_fatbin, int cc) {
-  const uint8_t* p = static_cast<const uint8_t*>(wrapper_or_fatbin);
-  std::vector<const uint8_t*> fatbins;
-  if (read_at<uint32_t>(p) == kWrapperMagic) {
-    fatbins.push_back(read_at<const uint8_t*>(p + 8));
-    if (read_at<uint32_t>(p + 4) == 2)
-      if (const uint8_t* const* list = read_at<const uint8_t* const*>(p + 16))
-        for (int u = 0; list[u]; ++u) fatbins.push_back(list[u]);
-  } else {
-    fatbins.push_back(p);
-  }
+  const std::vector<const uint8_t*> fatbins = unit_fatbins(wrapper_or_fatbin);
   SassInfo info;
   for (const uint8_t* f : fatbins)  // the architecture the device would load
     each_cubin(f, [&](int arch, const uint8_t*, size_t) {
