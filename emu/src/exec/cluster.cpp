@@ -43,7 +43,7 @@ uint64_t cluster_index(const Launch& l, const Dim3& id) {
 }
 
 std::string dim_text(uint64_t x, uint64_t y, uint64_t z) {
-  return "(" + std::to_string(x) + "," + std::to_string(y) + "," + std::to_string(z) + ")";
+  return '(' + std::to_string(x) + "," + std::to_string(y) + "," + std::to_string(z) + ")";
 }
 
 std::string thread_text(const Block& b, uint32_t t) {

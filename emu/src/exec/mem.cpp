@@ -91,6 +91,17 @@ __attribute__((always_inline)) inline void each_lane(Exec& x, Space space, const
   EMU_END_LANES
 }
 
+// A full warp's load or store through ldst_rows (exec/ops.h), with the checks, when they are
+// what looks, seeing the warp's addresses as checked_lanes shows them. False: the lane loop.
+template <uint32_t ES, uint32_t V, bool Load>
+__attribute__((always_inline)) inline bool warp_rows(Exec& x, const Inst& in, uint32_t kind) {
+  if (!san::g_hook) return ldst_rows<ES, V, Load>(x, in, [](const uint64_t*) {});
+  if (san::g_access != san::access) return false;
+  return ldst_rows<ES, V, Load>(x, in, [&](const uint64_t* addrs) {
+    san::access_warp(x, x.pc, in.space, addrs, ES * V, kFullWarp, kind);
+  });
+}
+
 // ld: in.aux = element bytes, in.vec = elements, in.type = element type (for extension).
 void h_ld(Exec& x, const Inst& in, uint32_t m) {
   const uint32_t es = in.aux, total = es * in.vec;
@@ -122,7 +133,7 @@ void h_ld_param_uniform(Exec& x, const Inst& in, uint32_t m) {
 // The common case, a 4-byte scalar load from global memory, without the generic dispatch (and
 // without extension: not for an .s32 load into a 64-bit register).
 void h_ld_global_b32(Exec& x, const Inst& in, uint32_t m) {
-  if (m == kFullWarp && !san::g_hook && ldst_rows<4, 1, true>(x, in)) return;  // exec/ops.h
+  if (m == kFullWarp && warp_rows<4, 1, true>(x, in, san::kRead | in.flags)) return;
   uint64_t* d = x.w->r + size_t(in.o[0].reg) * 32;
   auto op = [&](int lane, const uint8_t* p) __attribute__((always_inline)) {
     uint32_t v;
@@ -137,7 +148,7 @@ template <uint32_t ES, uint32_t V, bool Load>
 void h_ldst_fixed(Exec& x, const Inst& in, uint32_t m) {
   const Operand& a_op = Load ? in.o[1] : in.o[0];
   const Operand& v_op = Load ? in.o[0] : in.o[1];
-  if (m == kFullWarp && !san::g_hook && ldst_rows<ES, V, Load>(x, in)) return;  // exec/ops.h
+  if (m == kFullWarp && warp_rows<ES, V, Load>(x, in, (Load ? san::kRead : san::kWrite) | in.flags)) return;
   auto op = [&](int lane, uint8_t* p) __attribute__((always_inline)) {
     if constexpr (V == 1) {
       if (Load) {

@@ -85,17 +85,17 @@ inline bool uniform_row(const uint64_t* row) {
   return diff == 0;
 }
 
-// Loads and stores of ES-byte elements, V of them a lane, by a full warp with no memory hook set
-// (checks and debugging aids off; exec/mem.cpp calls it before its lane loop). Every lane's
-// address is computed first; when all are aligned and lie in the block's shared memory (shared
-// space, or generic addresses in the shared window) or all in the global allocation of the
-// previous access, the values move in lane order without the per-lane dispatch, as the lane loop
-// would move them. Otherwise (other spaces, operands that are not registers, an address the
+// Loads and stores of ES-byte elements, V of them a lane, by a full warp (exec/mem.cpp calls it
+// before its lane loop). Every lane's address is computed first; when all are aligned and lie in
+// the block's shared memory (shared space, or generic addresses in the shared window) or all in
+// the global allocation of the previous access, `before` sees the 32 addresses (the checks look at
+// them there, as the lane loop would show them after checking every lane's address), then the
+// values move in lane order without the per-lane dispatch, as the lane loop would move them. Otherwise (other spaces, operands that are not registers, an address the
 // lane loop must look up or report) it returns false and does nothing. A loaded element is
 // extended as exec/mem.cpp's loaded() extends it: by its type (extend()), then cut to the
 // destination register's width (in.type2).
-template <uint32_t ES, uint32_t V, bool Load>
-__attribute__((always_inline)) inline bool ldst_rows(Exec& x, const Inst& in) {
+template <uint32_t ES, uint32_t V, bool Load, class Before>
+__attribute__((always_inline)) inline bool ldst_rows(Exec& x, const Inst& in, Before before) {
   constexpr uint32_t size = ES * V;
   const Operand& a_op = Load ? in.o[1] : in.o[0];
   const Operand& v_op = Load ? in.o[0] : in.o[1];
@@ -179,6 +179,7 @@ __attribute__((always_inline)) inline bool ldst_rows(Exec& x, const Inst& in) {
   } else {
     return false;
   }
+  before(static_cast<const uint64_t*>(a));
   for (int i = 0; i < 32; ++i) {
     uint8_t* p = reinterpret_cast<uint8_t*>(uintptr_t(a[i]) + delta);
     for (uint32_t e = 0; e < V; ++e) {

@@ -263,6 +263,27 @@ ShadowBudget& budget() {
   return *b;
 }
 
+// Zeroed memory for shadow arenas, straight from the kernel (fresh pages are zero).
+constexpr uint64_t kHugePage = 2u << 20, kArenaMax = 8u << 20;
+void* arena_alloc(uint64_t bytes) {
+  if (bytes < kHugePage) return std::calloc(1, bytes);
+  // Aligned to a huge page: over-map by one and trim both ends.
+  const uint64_t len = (bytes + kHugePage - 1) & ~(kHugePage - 1);
+  void* m = mmap(nullptr, len + kHugePage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (m == MAP_FAILED) return nullptr;
+  const uintptr_t from = reinterpret_cast<uintptr_t>(m), at = (from + kHugePage - 1) & ~uintptr_t(kHugePage - 1);
+  if (at > from) munmap(m, at - from);
+  if (at + len < from + len + kHugePage) munmap(reinterpret_cast<void*>(at + len), from + len + kHugePage - at - len);
+#ifdef MADV_HUGEPAGE
+  madvise(reinterpret_cast<void*>(at), len, MADV_HUGEPAGE);
+#endif
+  return reinterpret_cast<void*>(at);
+}
+void arena_free(void* a, uint64_t bytes) {
+  if (bytes < kHugePage) return std::free(a);
+  munmap(a, (bytes + kHugePage - 1) & ~(kHugePage - 1));
+}
+
 // The shadow of a memory range, in chunks of 16 granules (64 bytes of memory), each made when the
 // range is first touched there: a strided or pitched access pattern pays for what it touches.
 constexpr uint64_t kChunkGranules = 16;
@@ -274,14 +295,20 @@ class Region {
   Region& operator=(const Region&) = delete;
   ~Region() { release(); }
   uint64_t bytes() const { return nchunks_ * kChunkGranules * 4; }
-  void ensure(uint64_t nbytes) {
+  // dense: every chunk made at once, in one piece (a block's shared memory, small and touched
+  // whole by most kernels), so that granule g is dense() + g.
+  void ensure(uint64_t nbytes, bool dense = false) {
     const uint64_t n = (nbytes + kChunkGranules * 4 - 1) / (kChunkGranules * 4);
     if (n <= nchunks_) return;
     release();
     chunks_ = static_cast<Cell**>(std::calloc(n, sizeof(Cell*)));
-    if (chunks_) nchunks_ = n;
+    if (!chunks_) return;
+    nchunks_ = n;
+    if (dense && (dense_ = carve(n * kChunkGranules)))
+      for (uint64_t i = 0; i < n; ++i) chunks_[i] = dense_ + i * kChunkGranules;
   }
   bool ok() const { return chunks_ != nullptr; }
+  Cell* dense() const { return dense_; }
   Cell* granule(uint64_t g) {  // null: over the budget
     Cell*& c = chunks_[g / kChunkGranules];
     if (__builtin_expect(!c, 0) && !(c = carve(kChunkGranules))) return nullptr;
@@ -291,6 +318,7 @@ class Region {
     Cell* c = chunks_ ? chunks_[g / kChunkGranules] : nullptr;
     return c ? c + g % kChunkGranules : nullptr;
   }
+  Cell* more(uint64_t n) { return carve(n); }  // n zeroed cells outside the chunks; null: over the budget
   Cell* byte_cells(uint64_t g) {  // the four byte cells of granule g; null: over the budget
     if (!bytes_) bytes_ = static_cast<Cell**>(std::calloc(nchunks_, sizeof(Cell*)));
     if (!bytes_) return nullptr;
@@ -299,13 +327,14 @@ class Region {
     return c + 4 * (g % kChunkGranules);
   }
   void release() {
-    for (void* a : arenas_) std::free(a);
+    for (const auto& [a, n] : arenas_) arena_free(a, n);
     budget().used -= arena_bytes_;
     arena_bytes_ = 0;
     arenas_.clear();
     std::free(chunks_);
     std::free(bytes_);
     chunks_ = bytes_ = nullptr;
+    dense_ = nullptr;
     nchunks_ = 0;
     left_ = 0;
   }
@@ -313,25 +342,21 @@ class Region {
  private:
   Cell* carve(uint64_t cells) {
     if (left_ < cells) {
-      const uint64_t n = std::max<uint64_t>(cells, 1u << 14);
+      // Arenas grow with the region, up to kArenaMax bytes: a large region takes few, and those
+      // of 2 MiB or more come as transparent huge pages where the kernel offers them on request,
+      // one fault for what would be hundreds.
+      const uint64_t region = nchunks_ * kChunkGranules * sizeof(Cell);  // bytes
+      const uint64_t want = region < kHugePage ? (1u << 14) * sizeof(Cell)
+                                               : std::clamp<uint64_t>(region / 8, kHugePage, kArenaMax);
+      const uint64_t n = std::max<uint64_t>(cells, want / sizeof(Cell));
       if (!budget().take(n * sizeof(Cell))) return nullptr;
-      void* a = std::calloc(n, sizeof(Cell));
+      void* a = arena_alloc(n * sizeof(Cell));
       if (!a) {
         budget().used -= n * sizeof(Cell);
         return nullptr;
       }
       arena_bytes_ += n * sizeof(Cell);
-      arenas_.push_back(a);
-      // The arenas of a region of 8 MiB or more are made present at once, rather than page by page
-      // as the region is first touched (each a page fault). Older C libraries lack the flag
-      // (Linux 5.14): there the pages fault in as before.
-#ifdef MADV_POPULATE_WRITE
-      if (bytes() / 4 * sizeof(Cell) >= (8u << 20)) {
-        const uintptr_t from = (reinterpret_cast<uintptr_t>(a) + 4095) & ~uintptr_t(4095);
-        const uintptr_t to = (reinterpret_cast<uintptr_t>(a) + n * sizeof(Cell)) & ~uintptr_t(4095);
-        if (to > from) madvise(reinterpret_cast<void*>(from), to - from, MADV_POPULATE_WRITE);
-      }
-#endif
+      arenas_.push_back({a, n * sizeof(Cell)});
       next_ = static_cast<Cell*>(a);
       left_ = n;
     }
@@ -342,11 +367,68 @@ class Region {
   }
   Cell** chunks_ = nullptr;
   Cell** bytes_ = nullptr;
+  Cell* dense_ = nullptr;
   uint64_t nchunks_ = 0;
-  std::vector<void*> arenas_;
+  std::vector<std::pair<void*, uint64_t>> arenas_;
   uint64_t arena_bytes_ = 0;
   Cell* next_ = nullptr;
   uint64_t left_ = 0;
+};
+
+// Global memory's race shadow, a slot per granule. Most granules only ever need one live record
+// (the latest write, or a read with no write since in this launch), so the slot holds that record
+// alone (12 bytes, fSlotRead saying it is the read slot r[0]); a granule whose state needs more
+// becomes a full cell elsewhere, the slot holding its address (fSlotFull), and a split granule's
+// slot holds the address of its four byte cells (fSplit). A record below the launch base is
+// ordered before every access of this launch and of later ones (the base only grows) and never
+// reported, exactly as an empty record: so a full cell whose other records are all below the base
+// is the slot's record alone. The checks decide on the full cell (decode, g_op, encode) except in
+// global_warp's common cases, which change a slot only where g_op would leave a state that a slot
+// holds.
+using GSlot = GRec;
+constexpr uint32_t fSlotRead = 1u << 29;  // the record is the read slot r[0]; the write slot is empty
+constexpr uint32_t fSlotFull = 1u << 30;  // key and clock hold the address of a full cell
+inline bool slot_plain(const GSlot& s) { return !(s.pc & (fSlotFull | fSplit)); }
+inline GCell* slot_cells(const GSlot& s) {  // the full cell, or the four byte cells (fSplit)
+  return reinterpret_cast<GCell*>(uintptr_t(uint64_t(s.clock) << 32 | s.key));
+}
+inline void point_slot(GSlot& s, GCell* c, uint32_t tag) {
+  const uint64_t v = reinterpret_cast<uintptr_t>(c);
+  s = GSlot{uint32_t(v), uint32_t(v >> 32), tag};
+}
+inline bool live(const GRec& r, uint32_t base) { return r.clock >= base && r.clock; }
+inline GCell decode(const GSlot& s) {
+  GCell c{};
+  (s.pc & fSlotRead ? c.r[0] : c.w) = GRec{s.key, s.clock, s.pc & ~fSlotRead};
+  return c;
+}
+class GlobalRace {
+ public:
+  void ensure(uint64_t bytes) { slots_.ensure(bytes); }
+  bool ok() const { return slots_.ok(); }
+  void release() {
+    slots_.release();
+    cells_.release();
+  }
+  GSlot* slot(uint64_t g) { return slots_.granule(g); }  // null: over the budget
+  GSlot* peek(uint64_t g) const { return slots_.peek(g); }
+  GCell* more(uint64_t n) { return cells_.more(n); }
+  // Stores c (a plain slot's decoded state, changed) in the slot: as a record where it has at most
+  // one live one, in the write slot or the first read slot, else as a full cell. Over the budget
+  // the slot keeps what it had.
+  void encode(GSlot& s, const GCell& c, uint32_t base) {
+    const bool lw = live(c.w, base), l0 = live(c.r[0], base);
+    if (!live(c.r[1], base) && !(lw && l0)) {
+      s = lw ? c.w : l0 ? GSlot{c.r[0].key, c.r[0].clock, c.r[0].pc | fSlotRead} : GSlot{};
+    } else if (GCell* f = more(1)) {
+      *f = c;
+      point_slot(s, f, fSlotFull);
+    }
+  }
+
+ private:
+  Region<GSlot> slots_;
+  Region<GCell> cells_;  // full cells and byte cells
 };
 
 // Global memory: per allocation, the race shadow and, for cudaMalloc memory, one bit per byte
@@ -361,7 +443,7 @@ struct NcCell {
   uint8_t bytes = 0, bytes2 = 0;
 };
 struct GShadow {
-  Region<GCell> race;
+  GlobalRace race;
   Region<NcCell> nc;  // made at the first ld.global.nc of the allocation
   // The highest clock an ld.global.nc of the allocation stamped: below the launch base, nothing
   // of it was read that way in this launch, and its writes have no nc records to check.
@@ -929,6 +1011,38 @@ inline void walk(Region<Cell>& reg, uint64_t off, uint32_t size, Op op) {
   }
 }
 
+// walk for global memory: each granule's full cell, its decoded slot (stored back after op), or
+// the byte cells of a split one.
+template <class Op>
+inline void walk_global(GlobalRace& reg, uint64_t off, uint32_t size, uint32_t base, Op op) {
+  const uint64_t end = off + size;
+  for (uint64_t g = off >> 2; g <= (end - 1) >> 2; ++g) {
+    GSlot* sp = reg.slot(g);
+    if (!sp) continue;
+    GSlot& s = *sp;
+    const uint64_t gs = std::max(off, g * 4), ge = std::min(end, g * 4 + 4);
+    if (ge - gs == 4 && !(s.pc & fSplit)) {
+      if (s.pc & fSlotFull) {
+        op(*slot_cells(s), 4u);
+      } else {
+        GCell c = decode(s);
+        op(c, 4u);
+        reg.encode(s, c, base);
+      }
+      continue;
+    }
+    if (!(s.pc & fSplit)) {
+      GCell* bytes = reg.more(4);
+      if (!bytes) continue;
+      const GCell c = (s.pc & fSlotFull) ? *slot_cells(s) : decode(s);
+      for (int i = 0; i < 4; ++i) bytes[i] = c;
+      point_slot(s, bytes, fSplit);
+    }
+    GCell* bytes = slot_cells(s);
+    for (uint64_t b = gs; b < ge; ++b) op(bytes[b - g * 4], 1u);
+  }
+}
+
 VCRef snapshot(const BlockState& bs, uint32_t t) {
   return join(bs.t[t].vc,
               make_vc({{vkey(bs.block, t), bs.clock_of(t)}, {vkey(bs.block, kFloor), bs.floor}}));
@@ -1075,13 +1189,14 @@ __attribute__((noinline)) void nc_access(Ctx& c, GShadow& g, uint64_t off) {
     const uint8_t mask = uint8_t(((1u << (ge - gs)) - 1) << (gs - gi * 4));
     if (load) {
       // Written before, in this launch, by another thread (the granule's latest write).
-      if (GCell* cp = g.race.peek(gi)) {
+      if (const GSlot* sp = g.race.peek(gi)) {
         auto check = [&](const GRec& w) {
-          if (!(w.pc & fSplit) && w.clock >= base && w.clock && w.key != me) nc_written(c, w);
+          if (w.clock >= base && w.clock && w.key != me) nc_written(c, w);
         };
-        if (!is_split(*cp)) check(cp->w);
-        else if (GCell* bytes = g.race.byte_cells(gi))
-          for (uint64_t b = gs; b < ge; ++b) check(bytes[b - gi * 4].w);
+        if (sp->pc & fSplit)
+          for (uint64_t b = gs; b < ge; ++b) check(slot_cells(*sp)[b - gi * 4].w);
+        else if (sp->pc & fSlotFull) check(slot_cells(*sp)->w);
+        else if (!(sp->pc & fSlotRead)) check(*sp);
       }
       NcCell* n = g.nc.ok() ? g.nc.granule(gi) : nullptr;
       if (!n) continue;
@@ -1150,7 +1265,7 @@ inline void access_lane(Exec& x, BlockState* bs, uint32_t pc, bool shared, uint6
                 (pc & kPcMask) | ((kind & kStrong) ? fStrong : 0) | ((kind & kAtomic) ? fAtomic : 0) |
                     ((kind & kCta) ? fCta : 0) | (released ? fRelease : 0)};
   const uint32_t base = G().launch.base;
-  walk(g->race, off, size, [&](GCell& cell, uint32_t) { g_op(c, cell, me, base); });
+  walk_global(g->race, off, size, base, [&](GCell& cell, uint32_t) { g_op(c, cell, me, base); });
   if (__builtin_expect((kind & kNc) || ((kind & kWrite) && g->nc.ok() && g->nc_last >= base), 0))
     nc_access(c, *g, off);
   if (kind & kStrong) sync_through(*bs, t, kind, G().launch.sync, a);
@@ -1383,19 +1498,39 @@ void shared_warp(Exec& x, BlockState* bs, uint32_t pc, const uint64_t* addrs, ui
                  uint32_t kind) {
   Region<SCell>& sh = bs->shared;
   if (!sh.ok()) return;
+  SCell* const dense = sh.dense();
   const uint64_t limit = sh.bytes();
   const bool race_on = g_checks & kRace, init_on = g_checks & kInit, wr = kind & kWrite;
   const uint32_t w0 = x.w->index * 32, floor = bs->floor, start = bs->start;
   const uint64_t block = bs->block;
   const bool any_vc = !bs->with_vc.empty();  // every thread with a vector clock is in with_vc
   StoreLanesOf stored(x, mask, kind);
-  for (uint32_t m = mask; m; m &= m - 1) {
+  uint32_t m = mask;
+  // The common case first: aligned 4-byte reads of cells whose write record is ordered before
+  // every thread of the block (below its floor, or the race check off), no thread with a vector
+  // clock. The first lane that is not such a read goes to the loop below, with the rest.
+  if (!wr && size == 4 && dense && !any_vc) {
+    const uint64_t pc_bits = s_make(0, pc, 0, 0);
+    for (; m; m &= m - 1) {
+      const int lane = __builtin_ctz(m);
+      const uint64_t a = addrs[lane];
+      if ((a & 3) || a + 4 > limit) break;
+      SCell& cell = dense[a >> 2];
+      const SRec w = cell.w;
+      if ((w & sSplit) || (init_on && s_clock(w) < start) || (race_on && s_clock(w) >= floor)) break;
+      const uint32_t t = w0 + uint32_t(lane);
+      const SRec me = uint64_t(bs->clock_of(t)) | pc_bits | (uint64_t(t) << 54);  // s_make
+      const SRec r0 = cell.r[0];
+      cell.r[s_clock(r0) < floor || s_tid(r0) == t ? 0 : 1] = me;  // s_op's read
+    }
+  }
+  for (; m; m &= m - 1) {
     const int lane = __builtin_ctz(m);
     const uint64_t a = addrs[lane];
     if (a + size > limit) continue;
     const uint32_t t = w0 + uint32_t(lane);
     if (size == 4 && !(a & 3)) {
-      SCell* cp = sh.granule(a >> 2);
+      SCell* cp = dense ? dense + (a >> 2) : sh.granule(a >> 2);
       if (!cp) {  // over the shadow's budget: nothing to check
         stored.add(lane, a | (1ull << 63));
         continue;
@@ -1441,9 +1576,9 @@ __attribute__((noinline)) bool global_sub(BlockState* bs, GShadow* g, uint32_t p
   uint64_t* init = init_on ? g->init : nullptr;
   if (init && rd && (init[off >> 6] & bits) != bits) return false;  // uninit_global
   if (race_on && g->race.ok()) {
-    GCell* cell = g->race.granule(off >> 2);
-    if (!cell || !is_split(*cell) || !(cell = g->race.byte_cells(off >> 2))) return false;
-    cell += sub;
+    const GSlot* slot = g->race.slot(off >> 2);
+    if (!slot || !(slot->pc & fSplit)) return false;
+    GCell* cell = slot_cells(*slot) + sub;
     const VC* vc = !bs->with_vc.empty() ? bs->t[t].vc.get() : nullptr;
     auto ordered = [&](const GRec& r) __attribute__((always_inline)) {  // g_ordered
       if (r.clock < base || r.key == me_key) return true;
@@ -1490,6 +1625,64 @@ __attribute__((noinline)) bool global_sub(BlockState* bs, GShadow* g, uint32_t p
   return true;
 }
 
+// global_warp's most common case, a full warp reading or writing 32 consecutive 4-byte words of
+// one allocation, decided on the 32 slots at once where each is a plain slot that global_warp's
+// lane loop would settle with its few compares (and leave a plain slot), and no thread of the
+// block has a vector clock. False: nothing was changed, the lane loop decides.
+bool global_rows(BlockState* bs, uint32_t w0, uint32_t pc, const uint64_t* addrs, uint32_t kind,
+                 StoreLanesOf& stored) {
+  const uint64_t a0 = addrs[0];
+  if (a0 & 3) return false;
+  for (int i = 1; i < 32; ++i)
+    if (addrs[i] != a0 + 4 * uint64_t(i)) return false;
+  const Allocation* al = global_of(a0, 128);
+  if (!al) return false;
+  auto* g = static_cast<GShadow*>(al->shadow);
+  const bool race_on = g_checks & kRace, init_on = g_checks & kInit;
+  const bool wr = kind & kWrite, nc_load = kind & kNc;
+  const uint64_t off = a0 - al->base;
+  uint64_t* init = init_on ? g->init : nullptr;
+  if (init && !wr && !bits_all(init, off, 128)) return false;  // uninit_global
+  if (race_on && g->race.ok()) {
+    if (wr && g->nc.ok() && g->nc_last >= G().launch.base) return false;  // nc_access
+    if (nc_load && !g->nc.ok()) return false;                            // made by nc_access
+    GSlot* slot[32];
+    for (int i = 0; i < 32; ++i)
+      if (!(slot[i] = g->race.slot((off >> 2) + i))) return false;
+    const uint32_t base = G().launch.base, floor = bs->floor, tpb = bs->tpb, key_base = bs->key_base;
+    const uint32_t me0 = key_base + w0;
+    // g_ordered without vector clocks: below the base, the thread's own, or the block's below its floor.
+    bool ok = true;
+    for (int i = 0; i < 32; ++i) {
+      const GSlot r = *slot[i];
+      const bool ordered = r.clock < base || r.key == me0 + uint32_t(i) || (r.key - key_base < tpb && r.clock < floor);
+      // A read keeps a plain slot when the slot holds a read ordered before it or no live write.
+      ok &= slot_plain(r) && ((wr || (r.pc & fSlotRead)) ? ordered : r.clock < base || !r.clock);
+    }
+    if (!ok) return false;
+    const uint32_t flags = (pc & kPcMask) | ((kind & kCta) ? fCta : 0) | (wr ? 0 : fSlotRead);
+    for (int i = 0; i < 32; ++i) *slot[i] = GSlot{me0 + uint32_t(i), bs->clock_of(w0 + uint32_t(i)), flags};
+    if (nc_load) {
+      for (int i = 0; i < 32; ++i) {
+        const uint32_t clock = bs->clock_of(w0 + uint32_t(i)), me_key = me0 + uint32_t(i);
+        g->nc_last = std::max(g->nc_last, clock);
+        if (NcCell* n = g->nc.granule((off >> 2) + i)) {
+          if (n->clock < base || !n->clock) *n = NcCell{clock, me_key, pc, 0, 0, 0xF, 0};
+          else if (n->key == me_key) n->bytes |= 0xF;
+          else if (!n->bytes2) { n->key2 = me_key; n->pc2 = pc; n->bytes2 = 0xF; }
+          else if (n->key2 == me_key) n->bytes2 |= 0xF;
+        }
+      }
+    }
+  }
+  if (init && wr) bits_set(init, off, 128);
+  for (int i = 0; i < 32; ++i) {
+    stored.add(i, a0 + 4 * uint64_t(i));
+    if (streams::g_recording) streams::note_access(a0 + 4 * uint64_t(i), 4, kind);  // runtime/streams.h
+  }
+  return true;
+}
+
 void global_warp(Exec& x, BlockState* bs, uint32_t pc, const uint64_t* addrs, uint32_t size, uint32_t mask,
                  uint32_t kind) {
   const bool race_on = g_checks & kRace, init_on = g_checks & kInit;
@@ -1499,6 +1692,9 @@ void global_warp(Exec& x, BlockState* bs, uint32_t pc, const uint64_t* addrs, ui
   const uint64_t block = bs->block;
   const bool any_vc = !bs->with_vc.empty();  // every thread with a vector clock is in with_vc
   StoreLanesOf stored(x, mask, kind);
+  if (mask == kFullWarp && size == 4 && !any_vc &&
+      global_rows(bs, w0, pc, addrs, kind, stored))
+    return;
   const Allocation* al = nullptr;
   GShadow* g = nullptr;
   uint64_t lo = 1, hi = 0;  // the allocation's bytes
@@ -1518,9 +1714,9 @@ void global_warp(Exec& x, BlockState* bs, uint32_t pc, const uint64_t* addrs, ui
     if (size == 4 && !(off & 3)) do {
       uint64_t* init = init_on ? g->init : nullptr;
       if (init && rd && ((init[off >> 6] >> (off & 63)) & 0xF) != 0xF) break;  // uninit_global
-      GCell* cell = nullptr;
       if (race_on && g->race.ok()) {
-        if (!(cell = g->race.granule(off >> 2)) || is_split(*cell)) break;
+        GSlot* slot = g->race.slot(off >> 2);
+        if (!slot || (slot->pc & fSplit)) break;
         const VC* vc = any_vc ? bs->t[t].vc.get() : nullptr;
         auto ordered = [&](const GRec& r) __attribute__((always_inline)) {  // g_ordered
           if (r.clock < base || r.key == me_key) return true;
@@ -1528,18 +1724,26 @@ void global_warp(Exec& x, BlockState* bs, uint32_t pc, const uint64_t* addrs, ui
           if (d < tpb) return r.clock < floor || (vc && covers(vc, block, d, r.clock));
           return vc && covers(vc, r.key / tpb, r.key % tpb, r.clock);
         };
-        if (!ordered(cell->w)) break;
-        if (wr && !(ordered(cell->r[0]) && ordered(cell->r[1]))) break;
+        GCell* cell = (slot->pc & fSlotFull) ? slot_cells(*slot) : nullptr;
+        const bool in_read = !cell && (slot->pc & fSlotRead);  // a plain slot holding r[0]
+        static constexpr GRec kNone{};
+        const GRec& w = cell ? cell->w : in_read ? kNone : *slot;
+        if (!ordered(w)) break;
+        if (wr && !(cell ? ordered(cell->r[0]) && ordered(cell->r[1]) : ordered(*slot))) break;
         if (wr && g->nc.ok() && g->nc_last >= base) break;  // nc_access
         if (nc_load) {
           // nc_access: the granule's latest write, by another thread in this launch, is reported.
-          const GRec& w = cell->w;
           if (w.clock >= base && w.clock && w.key != me_key) break;
           if (!g->nc.ok()) break;  // made by nc_access
         }
+        // A read that leaves two live records (a read unordered with the slot's read, or after a
+        // live write) makes a full cell: access_lane does that.
+        if (!cell && !wr && (in_read ? !ordered(*slot) : live(*slot, base))) break;
         const uint32_t clock = bs->clock_of(t);
         const GRec me{me_key, clock, (pc & kPcMask) | ((kind & kCta) ? fCta : 0)};
-        if (wr) {
+        if (!cell) {
+          *slot = wr ? me : GSlot{me.key, me.clock, me.pc | fSlotRead};
+        } else if (wr) {
           cell->w = me;
           cell->r[0] = GRec{};
           cell->r[1].clock = 0;
@@ -1924,7 +2128,7 @@ void block_start(Block& b) {
   s.key_base = uint32_t(uint64_t(b.linear) * b.nthreads);
   s.start = start;
   s.reset_threads(b.nthreads, start);
-  if (g_mem) s.shared.ensure(b.launch->smem_bytes);
+  if (g_mem) s.shared.ensure(b.launch->smem_bytes, true);
   s.shared_sync.clear();
   s.remote.clear();
   if (g_mem && b.launch->cluster.count() > 1) {
