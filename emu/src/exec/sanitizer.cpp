@@ -1506,11 +1506,26 @@ void shared_warp(Exec& x, BlockState* bs, uint32_t pc, const uint64_t* addrs, ui
   const bool any_vc = !bs->with_vc.empty();  // every thread with a vector clock is in with_vc
   StoreLanesOf stored(x, mask, kind);
   uint32_t m = mask;
-  // The common case first: aligned 4-byte reads of cells whose write record is ordered before
-  // every thread of the block (below its floor, or the race check off), no thread with a vector
-  // clock. The first lane that is not such a read goes to the loop below, with the rest.
+  // The common cases first, with no thread holding a vector clock: aligned 4-byte reads of cells
+  // whose write record is ordered before every thread of the block (below its floor, or the race
+  // check off), and aligned 4-byte writes of cells whose records are all ordered before the
+  // writer. The first lane that is neither goes to the loop below, with the rest.
+  const uint64_t pc_bits = s_make(0, pc, 0, 0);
+  if (wr && size == 4 && dense && !any_vc) {
+    for (; m; m &= m - 1) {
+      const int lane = __builtin_ctz(m);
+      const uint64_t a = addrs[lane];
+      if ((a & 3) || a + 4 > limit) break;
+      SCell& cell = dense[a >> 2];
+      const uint32_t t = w0 + uint32_t(lane);
+      auto ordered = [&](SRec r) { return s_clock(r) < floor || s_tid(r) == t; };  // s_ordered
+      if ((cell.w & sSplit) || (race_on && !(ordered(cell.w) && ordered(cell.r[0]) && ordered(cell.r[1])))) break;
+      stored.add(lane, a | (1ull << 63));
+      cell.w = uint64_t(bs->clock_of(t)) | pc_bits | (uint64_t(t) << 54);  // s_make
+      cell.r[0] = cell.r[1] = 0;
+    }
+  }
   if (!wr && size == 4 && dense && !any_vc) {
-    const uint64_t pc_bits = s_make(0, pc, 0, 0);
     for (; m; m &= m - 1) {
       const int lane = __builtin_ctz(m);
       const uint64_t a = addrs[lane];
@@ -1625,48 +1640,91 @@ __attribute__((noinline)) bool global_sub(BlockState* bs, GShadow* g, uint32_t p
   return true;
 }
 
-// global_warp's most common case, a full warp reading or writing 32 consecutive 4-byte words of
-// one allocation, decided on the 32 slots at once where each is a plain slot that global_warp's
-// lane loop would settle with its few compares (and leave a plain slot), and no thread of the
-// block has a vector clock. False: nothing was changed, the lane loop decides.
+// global_warp's most common case, a full warp reading or writing 4-byte words of one allocation at
+// increasing addresses (32 different granules: consecutive words, rows of a tile, a stride),
+// decided on the 32 slots at once where global_warp's lane loop would settle each with its few
+// compares (a plain slot it leaves plain, or a full cell), and no thread of the block has a vector
+// clock. False: nothing was changed, the lane loop decides.
 bool global_rows(BlockState* bs, uint32_t w0, uint32_t pc, const uint64_t* addrs, uint32_t kind,
                  StoreLanesOf& stored) {
-  const uint64_t a0 = addrs[0];
-  if (a0 & 3) return false;
-  for (int i = 1; i < 32; ++i)
-    if (addrs[i] != a0 + 4 * uint64_t(i)) return false;
-  const Allocation* al = global_of(a0, 128);
+  const uint64_t a0 = addrs[0], a31 = addrs[31];
+  bool increasing = !(a0 & 3), consecutive = true;
+  for (int i = 1; i < 32; ++i) {
+    increasing &= addrs[i] >= addrs[i - 1] + 4 && !(addrs[i] & 3);
+    consecutive &= addrs[i] == a0 + 4 * uint64_t(i);
+  }
+  if (!increasing) return false;
+  const Allocation* al = global_of(a0, uint32_t(std::min<uint64_t>(a31 + 4 - a0, ~0u)));
   if (!al) return false;
   auto* g = static_cast<GShadow*>(al->shadow);
   const bool race_on = g_checks & kRace, init_on = g_checks & kInit;
   const bool wr = kind & kWrite, nc_load = kind & kNc;
-  const uint64_t off = a0 - al->base;
+  uint64_t off[32];
+  for (int i = 0; i < 32; ++i) off[i] = addrs[i] - al->base;
   uint64_t* init = init_on ? g->init : nullptr;
-  if (init && !wr && !bits_all(init, off, 128)) return false;  // uninit_global
+  if (init && !wr) {  // uninit_global
+    if (consecutive ? !bits_all(init, off[0], 128) : false) return false;
+    if (!consecutive)
+      for (int i = 0; i < 32; ++i)
+        if (((init[off[i] >> 6] >> (off[i] & 63)) & 0xF) != 0xF) return false;
+  }
   if (race_on && g->race.ok()) {
     if (wr && g->nc.ok() && g->nc_last >= G().launch.base) return false;  // nc_access
     if (nc_load && !g->nc.ok()) return false;                            // made by nc_access
     GSlot* slot[32];
-    for (int i = 0; i < 32; ++i)
-      if (!(slot[i] = g->race.slot((off >> 2) + i))) return false;
+    for (int i = 0; i < 32; ++i) {  // a chunk's slots lie together: look each chunk up once
+      const uint64_t gi = off[i] >> 2;
+      if (i && gi % kChunkGranules && gi == (off[i - 1] >> 2) + 1) slot[i] = slot[i - 1] + 1;
+      else if (!(slot[i] = g->race.slot(gi))) return false;
+    }
     const uint32_t base = G().launch.base, floor = bs->floor, tpb = bs->tpb, key_base = bs->key_base;
     const uint32_t me0 = key_base + w0;
     // g_ordered without vector clocks: below the base, the thread's own, or the block's below its floor.
+    auto ordered = [&](const GRec& r, uint32_t me) __attribute__((always_inline)) {
+      return r.clock < base || r.key == me || (r.key - key_base < tpb && r.clock < floor);
+    };
     bool ok = true;
     for (int i = 0; i < 32; ++i) {
       const GSlot r = *slot[i];
-      const bool ordered = r.clock < base || r.key == me0 + uint32_t(i) || (r.key - key_base < tpb && r.clock < floor);
-      // A read keeps a plain slot when the slot holds a read ordered before it or no live write.
-      ok &= slot_plain(r) && ((wr || (r.pc & fSlotRead)) ? ordered : r.clock < base || !r.clock);
+      const uint32_t me = me0 + uint32_t(i);
+      if (r.pc & fSplit) return false;
+      if (r.pc & fSlotFull) {  // as global_warp's lane loop on a full cell
+        const GCell& c = *slot_cells(r);
+        ok &= ordered(c.w, me) && (!wr || (ordered(c.r[0], me) && ordered(c.r[1], me))) &&
+              !(nc_load && live(c.w, base) && c.w.key != me);
+      } else {
+        // A read keeps a plain slot when the slot holds a read ordered before it or no live write.
+        ok &= (wr || (r.pc & fSlotRead)) ? ordered(r, me) : !live(r, base);
+      }
     }
     if (!ok) return false;
-    const uint32_t flags = (pc & kPcMask) | ((kind & kCta) ? fCta : 0) | (wr ? 0 : fSlotRead);
-    for (int i = 0; i < 32; ++i) *slot[i] = GSlot{me0 + uint32_t(i), bs->clock_of(w0 + uint32_t(i)), flags};
+    const uint32_t flags = (pc & kPcMask) | ((kind & kCta) ? fCta : 0);
+    for (int i = 0; i < 32; ++i) {
+      const GRec me{me0 + uint32_t(i), bs->clock_of(w0 + uint32_t(i)), flags};
+      GSlot& r = *slot[i];
+      if (!(r.pc & fSlotFull)) {
+        r = wr ? me : GSlot{me.key, me.clock, flags | fSlotRead};
+        continue;
+      }
+      GCell& c = *slot_cells(r);
+      if (wr) {
+        c.w = me;
+        c.r[0] = GRec{};
+        c.r[1].clock = 0;
+      } else if (ordered(c.r[0], me.key)) {
+        c.r[0] = me;
+      } else {
+        c.r[1] = me;
+      }
+    }
     if (nc_load) {
+      NcCell* n = nullptr;
       for (int i = 0; i < 32; ++i) {
         const uint32_t clock = bs->clock_of(w0 + uint32_t(i)), me_key = me0 + uint32_t(i);
         g->nc_last = std::max(g->nc_last, clock);
-        if (NcCell* n = g->nc.granule((off >> 2) + i)) {
+        const uint64_t gi = off[i] >> 2;
+        n = n && gi % kChunkGranules && gi == (off[i - 1] >> 2) + 1 ? n + 1 : g->nc.granule(gi);
+        if (n) {
           if (n->clock < base || !n->clock) *n = NcCell{clock, me_key, pc, 0, 0, 0xF, 0};
           else if (n->key == me_key) n->bytes |= 0xF;
           else if (!n->bytes2) { n->key2 = me_key; n->pc2 = pc; n->bytes2 = 0xF; }
@@ -1675,10 +1733,19 @@ bool global_rows(BlockState* bs, uint32_t w0, uint32_t pc, const uint64_t* addrs
       }
     }
   }
-  if (init && wr) bits_set(init, off, 128);
-  for (int i = 0; i < 32; ++i) {
-    stored.add(i, a0 + 4 * uint64_t(i));
-    if (streams::g_recording) streams::note_access(a0 + 4 * uint64_t(i), 4, kind);  // runtime/streams.h
+  if (init && wr)
+    for (int i = 0; i < 32; ++i) init[off[i] >> 6] |= 0xFull << (off[i] & 63);
+  if (stored.se)
+    for (int i = 0; i < 32; ++i) stored.add(i, addrs[i]);
+  // Consecutive words: as 32 lanes' notes, the first lane's, then the rest, which can only extend
+  // the range the first one's lies in (runtime/streams.h).
+  if (streams::g_recording) {
+    if (consecutive) {
+      streams::note_access(a0, 4, kind);
+      streams::note_access(a0 + 4, 124, kind);
+    } else {
+      for (int i = 0; i < 32; ++i) streams::note_access(addrs[i], 4, kind);
+    }
   }
   return true;
 }

@@ -292,6 +292,14 @@ fault_check(race_global_bytes KERNEL k_write_read BLOCK "1,0,0" THREAD "0,0,0"
 fault_check(race_global_bytes_write KERNEL k_read_write BLOCK "1,0,0" THREAD "0,0,0"
   INST "st\\.global\\.[bsu]8 "
   WHAT "race on global memory at address 0x[0-9a-f]+ \\(0 bytes into a cudaMalloc allocation of 64 bytes at 0x[0-9a-f]+\\): this write of 1 bytes and an earlier read by block \\(0,0,0\\) thread \\(0,0,0\\), 'ld\\.global\\.[bsu]8 [^']*' at ([^\n]*[ (])?race_global_bytes_write\\.cu:@PARTNER@([^0-9,][^,]*)?, ${unordered}")
+# The same a word per thread, whole warps at consecutive addresses (settled a warp at a time).
+fault_check(race_global_warps KERNEL k_write_read BLOCK "1,0,0" THREAD "0,0,0"
+  INST "ld\\.global\\.[bsu]32 "
+  WHAT "race on global memory at address 0x[0-9a-f]+ \\(0 bytes into a cudaMalloc allocation of 256 bytes at 0x[0-9a-f]+\\): this read of 4 bytes and an earlier write by block \\(0,0,0\\) thread \\(0,0,0\\), 'st\\.global\\.[bsu]32 [^']*' at ([^\n]*[ (])?race_global_warps\\.cu:@PARTNER@([^0-9,][^,]*)?, ${unordered}")
+# A whole-warp write after two unordered whole-warp reads of the words (both readers kept).
+fault_check(race_global_after_reads KERNEL k_reads_write BLOCK "2,0,0" THREAD "0,0,0"
+  INST "st\\.global\\.[bsu]32 "
+  WHAT "race on global memory at address 0x[0-9a-f]+ \\(0 bytes into a cudaMalloc allocation of 256 bytes at 0x[0-9a-f]+\\): this write of 4 bytes and an earlier read by block \\(0,0,0\\) thread \\(0,0,0\\), 'ld\\.global\\.[bsu]32 [^']*' at ([^\n]*[ (])?race_global_after_reads\\.cu:@PARTNER@([^0-9,][^,]*)?, ${unordered}")
 # A store published by an atomic without the fence between them.
 fault_check(race_missing_fence KERNEL k_sum BLOCK "[1-9],0,0" THREAD "0,0,0"
   INST "ld\\.global\\.[bsu]32 "
@@ -374,6 +382,14 @@ fault_check(race_store_lanes KERNEL k_flag_lane BLOCK "0,0,0" THREAD "7,0,0"
 fault_check(race_store_warps KERNEL k_any_negative BLOCK "0,0,0" THREAD "[0-9]+,0,0"
   INST "st\\.shared\\.[bsu]32 "
   WHAT "race on shared memory at address 0x0: this write of 4 bytes and an earlier write by block \\(0,0,0\\) thread \\([0-9]+,0,0\\), 'st\\.shared\\.[bsu]32 [^']*' at ([^\n]*[ (])?race_store_warps\\.cu:@PARTNER@([^0-9,][^,]*)?, ${unordered}")
+# Whole-warp shared reads of words another warp wrote since the last barrier, and a whole-warp
+# write of words two other warps read since it (the checks settle whole warps together).
+fault_check(race_shared_warps KERNEL k_stage BLOCK "0,0,0" THREAD "0,0,0"
+  INST "ld\\.shared\\.[bsu]32 "
+  WHAT "race on shared memory at address 0x0: this read of 4 bytes and an earlier write by block \\(0,0,0\\) thread \\(32,0,0\\), 'st\\.shared\\.[bsu]32 [^']*' at ([^\n]*[ (])?race_shared_warps\\.cu:@PARTNER@([^0-9,][^,]*)?, ${unordered}")
+fault_check(race_shared_after_reads KERNEL k_reuse BLOCK "0,0,0" THREAD "0,0,0"
+  INST "st\\.shared\\.[bsu]32 "
+  WHAT "race on shared memory at address 0x0: this write of 4 bytes and an earlier read by block \\(0,0,0\\) thread \\((32|64),0,0\\), 'ld\\.shared\\.[bsu]32 [^']*' at ([^\n]*[ (])?race_shared_after_reads\\.cu:@PARTNER@([^0-9,][^,]*)?, ${unordered}")
 # A plain load seeding a compare-and-swap loop (CUDA's bf16 atomicAdd for sm_80, the Programming
 # Guide's atomicMax) is not reported; a plain load of an atomic counter used as a result is.
 fault_check(race_cas_seed KERNEL k_arrivals BLOCK "0,0,0" THREAD "0,0,0"
