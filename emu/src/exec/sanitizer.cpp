@@ -442,9 +442,66 @@ struct NcCell {
   uint32_t key2 = 0, pc2 = 0;          // the first reader that is not the first (key2 != key)
   uint8_t bytes = 0, bytes2 = 0;
 };
+// Most granules have one such reader: a 12-byte slot holds it (clock, key, and the instruction
+// with the bytes read in bits 24-27), standing for the NcCell with no second reader; the second
+// reader makes the full cell, the slot holding its address (fNcFull).
+struct NcSlot {
+  uint32_t clock = 0, key = 0, pc = 0;
+};
+constexpr uint32_t fNcFull = 1u << 31;
+class NcShadow {
+ public:
+  void ensure(uint64_t bytes) { slots_.ensure(bytes); }
+  bool ok() const { return slots_.ok(); }
+  void release() {
+    slots_.release();
+    cells_.release();
+  }
+  NcSlot* slot(uint64_t g) { return slots_.granule(g); }  // null: over the budget
+  // An ld.global.nc by thread `me` (key) at `clock` of the granule's bytes in `mask`.
+  void note(NcSlot& s, uint32_t clock, uint32_t me, uint32_t pc, uint8_t mask, uint32_t base) {
+    if (s.pc & fNcFull) {
+      NcCell& n = *cell(s);
+      if (n.clock < base || !n.clock) n = NcCell{clock, me, pc, 0, 0, mask, 0};
+      else if (n.key == me) n.bytes |= mask;
+      else if (!n.bytes2) { n.key2 = me; n.pc2 = pc; n.bytes2 = mask; }
+      else if (n.key2 == me) n.bytes2 |= mask;
+    } else if (s.clock < base || !s.clock) {
+      s = NcSlot{clock, me, (pc & kPcMask) | uint32_t(mask) << 24};
+    } else if (s.key == me) {
+      s.pc |= uint32_t(mask) << 24;
+    } else if (NcCell* n = cells_.more(1)) {  // the second reader
+      *n = NcCell{s.clock, s.key, s.pc & kPcMask, me, pc, uint8_t(s.pc >> 24), mask};
+      const uint64_t v = reinterpret_cast<uintptr_t>(n);
+      s = NcSlot{uint32_t(v), uint32_t(v >> 32), fNcFull};
+    }
+  }
+  // A reader in this launch, other than `me`, of bytes of `mask` of granule g: its key and
+  // instruction. False: none.
+  bool reader(uint64_t g, uint8_t mask, uint32_t me, uint32_t base, uint32_t* key, uint32_t* pc) const {
+    const NcSlot* s = slots_.peek(g);
+    if (!s) return false;
+    if (s->pc & fNcFull) {
+      const NcCell& n = *cell(*s);
+      if (!n.clock || n.clock < base) return false;
+      if ((n.bytes & mask) && n.key != me) return *key = n.key, *pc = n.pc, true;
+      if ((n.bytes2 & mask) && n.key2 != me) return *key = n.key2, *pc = n.pc2, true;
+      return false;
+    }
+    if (!s->clock || s->clock < base || !((s->pc >> 24) & mask) || s->key == me) return false;
+    return *key = s->key, *pc = s->pc & kPcMask, true;
+  }
+
+ private:
+  static NcCell* cell(const NcSlot& s) {
+    return reinterpret_cast<NcCell*>(uintptr_t(uint64_t(s.key) << 32 | s.clock));
+  }
+  Region<NcSlot> slots_;
+  Region<NcCell> cells_;
+};
 struct GShadow {
   GlobalRace race;
-  Region<NcCell> nc;  // made at the first ld.global.nc of the allocation
+  NcShadow nc;  // made at the first ld.global.nc of the allocation
   // The highest clock an ld.global.nc of the allocation stamped: below the launch base, nothing
   // of it was read that way in this launch, and its writes have no nc records to check.
   uint32_t nc_last = 0;
@@ -1198,18 +1255,11 @@ __attribute__((noinline)) void nc_access(Ctx& c, GShadow& g, uint64_t off) {
         else if (sp->pc & fSlotFull) check(slot_cells(*sp)->w);
         else if (!(sp->pc & fSlotRead)) check(*sp);
       }
-      NcCell* n = g.nc.ok() ? g.nc.granule(gi) : nullptr;
-      if (!n) continue;
-      if (n->clock < base || !n->clock) *n = NcCell{c.clock, me, c.pc, 0, 0, mask, 0};
-      else if (n->key == me) n->bytes |= mask;
-      else if (!n->bytes2) { n->key2 = me; n->pc2 = c.pc; n->bytes2 = mask; }
-      else if (n->key2 == me) n->bytes2 |= mask;
+      if (NcSlot* n = g.nc.ok() ? g.nc.slot(gi) : nullptr) g.nc.note(*n, c.clock, me, c.pc, mask, base);
       continue;
     }
-    const NcCell* n = g.nc.peek(gi);
-    if (!n || !n->clock || n->clock < base) continue;
-    if ((n->bytes & mask) && n->key != me) nc_read_before(c, n->key, n->pc);
-    else if ((n->bytes2 & mask) && n->key2 != me) nc_read_before(c, n->key2, n->pc2);
+    uint32_t key, pc;
+    if (g.nc.reader(gi, mask, me, base, &key, &pc)) nc_read_before(c, key, pc);
   }
 }
 
@@ -1626,13 +1676,7 @@ __attribute__((noinline)) bool global_sub(BlockState* bs, GShadow* g, uint32_t p
     }
     if (nc_load) {
       g->nc_last = std::max(g->nc_last, clock);
-      if (NcCell* n = g->nc.granule(off >> 2)) {
-        const uint8_t mask = uint8_t(((1u << size) - 1) << sub);
-        if (n->clock < base || !n->clock) *n = NcCell{clock, me_key, pc, 0, 0, mask, 0};
-        else if (n->key == me_key) n->bytes |= mask;
-        else if (!n->bytes2) { n->key2 = me_key; n->pc2 = pc; n->bytes2 = mask; }
-        else if (n->key2 == me_key) n->bytes2 |= mask;
-      }
+      if (NcSlot* n = g->nc.slot(off >> 2)) g->nc.note(*n, clock, me_key, pc, uint8_t(((1u << size) - 1) << sub), base);
     }
   }
   if (init && wr) init[off >> 6] |= bits;
@@ -1718,18 +1762,13 @@ bool global_rows(BlockState* bs, uint32_t w0, uint32_t pc, const uint64_t* addrs
       }
     }
     if (nc_load) {
-      NcCell* n = nullptr;
+      NcSlot* n = nullptr;
       for (int i = 0; i < 32; ++i) {
-        const uint32_t clock = bs->clock_of(w0 + uint32_t(i)), me_key = me0 + uint32_t(i);
+        const uint32_t clock = bs->clock_of(w0 + uint32_t(i));
         g->nc_last = std::max(g->nc_last, clock);
         const uint64_t gi = off[i] >> 2;
-        n = n && gi % kChunkGranules && gi == (off[i - 1] >> 2) + 1 ? n + 1 : g->nc.granule(gi);
-        if (n) {
-          if (n->clock < base || !n->clock) *n = NcCell{clock, me_key, pc, 0, 0, 0xF, 0};
-          else if (n->key == me_key) n->bytes |= 0xF;
-          else if (!n->bytes2) { n->key2 = me_key; n->pc2 = pc; n->bytes2 = 0xF; }
-          else if (n->key2 == me_key) n->bytes2 |= 0xF;
-        }
+        n = n && gi % kChunkGranules && gi == (off[i - 1] >> 2) + 1 ? n + 1 : g->nc.slot(gi);
+        if (n) g->nc.note(*n, clock, me0 + uint32_t(i), pc, 0xF, base);
       }
     }
   }
@@ -1821,12 +1860,7 @@ void global_warp(Exec& x, BlockState* bs, uint32_t pc, const uint64_t* addrs, ui
         }
         if (nc_load) {
           g->nc_last = std::max(g->nc_last, clock);
-          if (NcCell* n = g->nc.granule(off >> 2)) {
-            if (n->clock < base || !n->clock) *n = NcCell{clock, me_key, pc, 0, 0, 0xF, 0};
-            else if (n->key == me_key) n->bytes |= 0xF;
-            else if (!n->bytes2) { n->key2 = me_key; n->pc2 = pc; n->bytes2 = 0xF; }
-            else if (n->key2 == me_key) n->bytes2 |= 0xF;
-          }
+          if (NcSlot* n = g->nc.slot(off >> 2)) g->nc.note(*n, clock, me_key, pc, 0xF, base);
         }
       }
       if (init && wr) init[off >> 6] |= 0xFull << (off & 63);
