@@ -389,20 +389,26 @@ using GSlot = GRec;
 constexpr uint32_t fSlotRead = 1u << 29;  // the record is the read slot r[0]; the write slot is empty
 constexpr uint32_t fSlotFull = 1u << 30;  // key and clock hold the address of a full cell
 inline bool slot_plain(const GSlot& s) { return !(s.pc & (fSlotFull | fSplit)); }
-inline GCell* slot_cells(const GSlot& s) {  // the full cell, or the four byte cells (fSplit)
-  return reinterpret_cast<GCell*>(uintptr_t(uint64_t(s.clock) << 32 | s.key));
+// A slot of 12 bytes (three 32-bit words, the last `pc`) pointing to what it stands for: the
+// address in its first 8 bytes, a tag in pc.
+template <class Full, class Slot>
+inline Full* slot_target(const Slot& s) {
+  static_assert(sizeof(Slot) == 12 && sizeof(Full*) == 8);
+  Full* p;
+  std::memcpy(&p, &s, sizeof p);
+  return p;
 }
-inline void point_slot(GSlot& s, GCell* c, uint32_t tag) {
-  const uint64_t v = reinterpret_cast<uintptr_t>(c);
-  s = GSlot{uint32_t(v), uint32_t(v >> 32), tag};
+template <class Slot, class Full>
+inline void point_slot(Slot& s, Full* f, uint32_t tag) {
+  s = Slot{};
+  std::memcpy(static_cast<void*>(&s), &f, sizeof f);  // trivially copyable, 8 bytes of 12
+  s.pc = tag;
 }
-inline bool live(const GRec& r, uint32_t base) { return r.clock >= base && r.clock; }
-inline GCell decode(const GSlot& s) {
-  GCell c{};
-  (s.pc & fSlotRead ? c.r[0] : c.w) = GRec{s.key, s.clock, s.pc & ~fSlotRead};
-  return c;
-}
-class GlobalRace {
+inline GCell* slot_cells(const GSlot& s) { return slot_target<GCell>(s); }  // full or byte cells
+
+// Slots, and the full cells some of them point to.
+template <class Slot, class Full>
+class SlotRegion {
  public:
   void ensure(uint64_t bytes) { slots_.ensure(bytes); }
   bool ok() const { return slots_.ok(); }
@@ -410,9 +416,22 @@ class GlobalRace {
     slots_.release();
     cells_.release();
   }
-  GSlot* slot(uint64_t g) { return slots_.granule(g); }  // null: over the budget
-  GSlot* peek(uint64_t g) const { return slots_.peek(g); }
-  GCell* more(uint64_t n) { return cells_.more(n); }
+  Slot* slot(uint64_t g) { return slots_.granule(g); }  // null: over the budget
+  Slot* peek(uint64_t g) const { return slots_.peek(g); }
+  Full* more(uint64_t n) { return cells_.more(n); }  // null: over the budget
+
+ private:
+  Region<Slot> slots_;
+  Region<Full> cells_;
+};
+inline bool live(const GRec& r, uint32_t base) { return r.clock >= base && r.clock; }
+inline GCell decode(const GSlot& s) {
+  GCell c{};
+  (s.pc & fSlotRead ? c.r[0] : c.w) = GRec{s.key, s.clock, s.pc & ~fSlotRead};
+  return c;
+}
+class GlobalRace : public SlotRegion<GSlot, GCell> {
+ public:
   // Stores c (a plain slot's decoded state, changed) in the slot: as a record where it has at most
   // one live one, in the write slot or the first read slot, else as a full cell. Over the budget
   // the slot keeps what it had.
@@ -425,10 +444,6 @@ class GlobalRace {
       point_slot(s, f, fSlotFull);
     }
   }
-
- private:
-  Region<GSlot> slots_;
-  Region<GCell> cells_;  // full cells and byte cells
 };
 
 // Global memory: per allocation, the race shadow and, for cudaMalloc memory, one bit per byte
@@ -449,19 +464,12 @@ struct NcSlot {
   uint32_t clock = 0, key = 0, pc = 0;
 };
 constexpr uint32_t fNcFull = 1u << 31;
-class NcShadow {
+class NcShadow : public SlotRegion<NcSlot, NcCell> {
  public:
-  void ensure(uint64_t bytes) { slots_.ensure(bytes); }
-  bool ok() const { return slots_.ok(); }
-  void release() {
-    slots_.release();
-    cells_.release();
-  }
-  NcSlot* slot(uint64_t g) { return slots_.granule(g); }  // null: over the budget
   // An ld.global.nc by thread `me` (key) at `clock` of the granule's bytes in `mask`.
   void note(NcSlot& s, uint32_t clock, uint32_t me, uint32_t pc, uint8_t mask, uint32_t base) {
     if (s.pc & fNcFull) {
-      NcCell& n = *cell(s);
+      NcCell& n = *slot_target<NcCell>(s);
       if (n.clock < base || !n.clock) n = NcCell{clock, me, pc, 0, 0, mask, 0};
       else if (n.key == me) n.bytes |= mask;
       else if (!n.bytes2) { n.key2 = me; n.pc2 = pc; n.bytes2 = mask; }
@@ -470,19 +478,18 @@ class NcShadow {
       s = NcSlot{clock, me, (pc & kPcMask) | uint32_t(mask) << 24};
     } else if (s.key == me) {
       s.pc |= uint32_t(mask) << 24;
-    } else if (NcCell* n = cells_.more(1)) {  // the second reader
+    } else if (NcCell* n = more(1)) {  // the second reader
       *n = NcCell{s.clock, s.key, s.pc & kPcMask, me, pc, uint8_t(s.pc >> 24), mask};
-      const uint64_t v = reinterpret_cast<uintptr_t>(n);
-      s = NcSlot{uint32_t(v), uint32_t(v >> 32), fNcFull};
+      point_slot(s, n, fNcFull);
     }
   }
   // A reader in this launch, other than `me`, of bytes of `mask` of granule g: its key and
   // instruction. False: none.
   bool reader(uint64_t g, uint8_t mask, uint32_t me, uint32_t base, uint32_t* key, uint32_t* pc) const {
-    const NcSlot* s = slots_.peek(g);
+    const NcSlot* s = peek(g);
     if (!s) return false;
     if (s->pc & fNcFull) {
-      const NcCell& n = *cell(*s);
+      const NcCell& n = *slot_target<NcCell>(*s);
       if (!n.clock || n.clock < base) return false;
       if ((n.bytes & mask) && n.key != me) return *key = n.key, *pc = n.pc, true;
       if ((n.bytes2 & mask) && n.key2 != me) return *key = n.key2, *pc = n.pc2, true;
@@ -491,13 +498,6 @@ class NcShadow {
     if (!s->clock || s->clock < base || !((s->pc >> 24) & mask) || s->key == me) return false;
     return *key = s->key, *pc = s->pc & kPcMask, true;
   }
-
- private:
-  static NcCell* cell(const NcSlot& s) {
-    return reinterpret_cast<NcCell*>(uintptr_t(uint64_t(s.key) << 32 | s.clock));
-  }
-  Region<NcSlot> slots_;
-  Region<NcCell> cells_;
 };
 struct GShadow {
   GlobalRace race;
