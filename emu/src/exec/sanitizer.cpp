@@ -1556,37 +1556,49 @@ void shared_warp(Exec& x, BlockState* bs, uint32_t pc, const uint64_t* addrs, ui
   const bool any_vc = !bs->with_vc.empty();  // every thread with a vector clock is in with_vc
   StoreLanesOf stored(x, mask, kind);
   uint32_t m = mask;
-  // The common cases first, with no thread holding a vector clock: aligned 4-byte reads of cells
-  // whose write record is ordered before every thread of the block (below its floor, or the race
-  // check off), and aligned 4-byte writes of cells whose records are all ordered before the
-  // writer. The first lane that is neither goes to the loop below, with the rest.
+  // The common cases first, with no thread holding a vector clock: aligned reads of 4, 8 or 16
+  // bytes whose cells' write records are ordered before every thread of the block (below its
+  // floor, or the race check off), and aligned writes whose cells' records are all ordered before
+  // the writer, each cell as s_op would settle it. The first lane that is neither goes to the loop
+  // below, with the rest.
   const uint64_t pc_bits = s_make(0, pc, 0, 0);
-  if (wr && size == 4 && dense && !any_vc) {
+  const uint32_t n = size / 4;  // cells a lane
+  if (wr && (size == 4 || size == 8 || size == 16) && dense && !any_vc) {
     for (; m; m &= m - 1) {
       const int lane = __builtin_ctz(m);
       const uint64_t a = addrs[lane];
-      if ((a & 3) || a + 4 > limit) break;
-      SCell& cell = dense[a >> 2];
+      if ((a & 3) || a + size > limit) break;
+      SCell* cell = dense + (a >> 2);
       const uint32_t t = w0 + uint32_t(lane);
       auto ordered = [&](SRec r) { return s_clock(r) < floor || s_tid(r) == t; };  // s_ordered
-      if ((cell.w & sSplit) || (race_on && !(ordered(cell.w) && ordered(cell.r[0]) && ordered(cell.r[1])))) break;
+      bool ok = true;
+      for (uint32_t k = 0; k < n; ++k)
+        ok &= !(cell[k].w & sSplit) &&
+              (!race_on || (ordered(cell[k].w) && ordered(cell[k].r[0]) && ordered(cell[k].r[1])));
+      if (!ok) break;
       stored.add(lane, a | (1ull << 63));
-      cell.w = uint64_t(bs->clock_of(t)) | pc_bits | (uint64_t(t) << 54);  // s_make
-      cell.r[0] = cell.r[1] = 0;
+      const SRec me = uint64_t(bs->clock_of(t)) | pc_bits | (uint64_t(t) << 54);  // s_make
+      for (uint32_t k = 0; k < n; ++k) cell[k] = SCell{me, {0, 0}};
     }
   }
-  if (!wr && size == 4 && dense && !any_vc) {
+  if (!wr && (size == 4 || size == 8 || size == 16) && dense && !any_vc) {
     for (; m; m &= m - 1) {
       const int lane = __builtin_ctz(m);
       const uint64_t a = addrs[lane];
-      if ((a & 3) || a + 4 > limit) break;
-      SCell& cell = dense[a >> 2];
-      const SRec w = cell.w;
-      if ((w & sSplit) || (init_on && s_clock(w) < start) || (race_on && s_clock(w) >= floor)) break;
+      if ((a & 3) || a + size > limit) break;
+      SCell* cell = dense + (a >> 2);
+      bool ok = true;
+      for (uint32_t k = 0; k < n; ++k) {
+        const SRec w = cell[k].w;
+        ok &= !(w & sSplit) && !(init_on && s_clock(w) < start) && !(race_on && s_clock(w) >= floor);
+      }
+      if (!ok) break;
       const uint32_t t = w0 + uint32_t(lane);
       const SRec me = uint64_t(bs->clock_of(t)) | pc_bits | (uint64_t(t) << 54);  // s_make
-      const SRec r0 = cell.r[0];
-      cell.r[s_clock(r0) < floor || s_tid(r0) == t ? 0 : 1] = me;  // s_op's read
+      for (uint32_t k = 0; k < n; ++k) {
+        const SRec r0 = cell[k].r[0];
+        cell[k].r[s_clock(r0) < floor || s_tid(r0) == t ? 0 : 1] = me;  // s_op's read
+      }
     }
   }
   for (; m; m &= m - 1) {
@@ -1684,21 +1696,23 @@ __attribute__((noinline)) bool global_sub(BlockState* bs, GShadow* g, uint32_t p
   return true;
 }
 
-// global_warp's most common case, a full warp reading or writing 4-byte words of one allocation at
-// increasing addresses (32 different granules: consecutive words, rows of a tile, a stride),
-// decided on the 32 slots at once where global_warp's lane loop would settle each with its few
-// compares (a plain slot it leaves plain, or a full cell), and no thread of the block has a vector
-// clock. False: nothing was changed, the lane loop decides.
-bool global_rows(BlockState* bs, uint32_t w0, uint32_t pc, const uint64_t* addrs, uint32_t kind,
+// global_warp's most common case, a full warp reading or writing 4-, 8- or 16-byte elements of one
+// allocation at increasing addresses (different granules: consecutive elements, rows of a tile, a
+// stride), decided on the warp's shadow slots together where global_warp's lane loop or
+// access_lane would settle each with its few compares (a plain slot they leave plain, or a full
+// cell), and no thread of the block has a vector clock. False: nothing was changed, the lane loop
+// decides.
+bool global_rows(BlockState* bs, uint32_t w0, uint32_t pc, const uint64_t* addrs, uint32_t size, uint32_t kind,
                  StoreLanesOf& stored) {
+  const uint32_t n = size / 4;  // granules a lane
   const uint64_t a0 = addrs[0], a31 = addrs[31];
   bool increasing = !(a0 & 3), consecutive = true;
   for (int i = 1; i < 32; ++i) {
-    increasing &= addrs[i] >= addrs[i - 1] + 4 && !(addrs[i] & 3);
-    consecutive &= addrs[i] == a0 + 4 * uint64_t(i);
+    increasing &= addrs[i] >= addrs[i - 1] + size && !(addrs[i] & 3);
+    consecutive &= addrs[i] == a0 + size * uint64_t(i);
   }
-  if (!increasing) return false;
-  const Allocation* al = global_of(a0, uint32_t(std::min<uint64_t>(a31 + 4 - a0, ~0u)));
+  if (!increasing || a31 + size - a0 > ~0u) return false;
+  const Allocation* al = global_of(a0, uint32_t(a31 + size - a0));
   if (!al) return false;
   auto* g = static_cast<GShadow*>(al->shadow);
   const bool race_on = g_checks & kRace, init_on = g_checks & kInit;
@@ -1707,19 +1721,23 @@ bool global_rows(BlockState* bs, uint32_t w0, uint32_t pc, const uint64_t* addrs
   for (int i = 0; i < 32; ++i) off[i] = addrs[i] - al->base;
   uint64_t* init = init_on ? g->init : nullptr;
   if (init && !wr) {  // uninit_global
-    if (consecutive ? !bits_all(init, off[0], 128) : false) return false;
-    if (!consecutive)
+    if (consecutive) {
+      if (!bits_all(init, off[0], 32 * size)) return false;
+    } else {
       for (int i = 0; i < 32; ++i)
-        if (((init[off[i] >> 6] >> (off[i] & 63)) & 0xF) != 0xF) return false;
+        if (!bits_all(init, off[i], size)) return false;
+    }
   }
   if (race_on && g->race.ok()) {
     if (wr && g->nc.ok() && g->nc_last >= G().launch.base) return false;  // nc_access
     if (nc_load && !g->nc.ok()) return false;                            // made by nc_access
-    GSlot* slot[32];
-    for (int i = 0; i < 32; ++i) {  // a chunk's slots lie together: look each chunk up once
-      const uint64_t gi = off[i] >> 2;
-      if (i && gi % kChunkGranules && gi == (off[i - 1] >> 2) + 1) slot[i] = slot[i - 1] + 1;
-      else if (!(slot[i] = g->race.slot(gi))) return false;
+    // Slot j is granule j % n of lane j / n.
+    GSlot* slot[128];
+    uint64_t gran[128];
+    for (uint32_t j = 0; j < 32 * n; ++j) {  // a chunk's slots lie together: look each chunk up once
+      gran[j] = (off[j / n] >> 2) + j % n;
+      if (j && gran[j] % kChunkGranules && gran[j] == gran[j - 1] + 1) slot[j] = slot[j - 1] + 1;
+      else if (!(slot[j] = g->race.slot(gran[j]))) return false;
     }
     const uint32_t base = G().launch.base, floor = bs->floor, tpb = bs->tpb, key_base = bs->key_base;
     const uint32_t me0 = key_base + w0;
@@ -1728,9 +1746,9 @@ bool global_rows(BlockState* bs, uint32_t w0, uint32_t pc, const uint64_t* addrs
       return r.clock < base || r.key == me || (r.key - key_base < tpb && r.clock < floor);
     };
     bool ok = true;
-    for (int i = 0; i < 32; ++i) {
-      const GSlot r = *slot[i];
-      const uint32_t me = me0 + uint32_t(i);
+    for (uint32_t j = 0; j < 32 * n; ++j) {
+      const GSlot r = *slot[j];
+      const uint32_t me = me0 + j / n;
       if (r.pc & fSplit) return false;
       if (r.pc & fSlotFull) {  // as global_warp's lane loop on a full cell
         const GCell& c = *slot_cells(r);
@@ -1743,9 +1761,9 @@ bool global_rows(BlockState* bs, uint32_t w0, uint32_t pc, const uint64_t* addrs
     }
     if (!ok) return false;
     const uint32_t flags = (pc & kPcMask) | ((kind & kCta) ? fCta : 0);
-    for (int i = 0; i < 32; ++i) {
-      const GRec me{me0 + uint32_t(i), bs->clock_of(w0 + uint32_t(i)), flags};
-      GSlot& r = *slot[i];
+    for (uint32_t j = 0; j < 32 * n; ++j) {
+      const GRec me{me0 + j / n, bs->clock_of(w0 + j / n), flags};
+      GSlot& r = *slot[j];
       if (!(r.pc & fSlotFull)) {
         r = wr ? me : GSlot{me.key, me.clock, flags | fSlotRead};
         continue;
@@ -1762,28 +1780,29 @@ bool global_rows(BlockState* bs, uint32_t w0, uint32_t pc, const uint64_t* addrs
       }
     }
     if (nc_load) {
-      NcSlot* n = nullptr;
-      for (int i = 0; i < 32; ++i) {
-        const uint32_t clock = bs->clock_of(w0 + uint32_t(i));
+      NcSlot* nc = nullptr;
+      for (uint32_t j = 0; j < 32 * n; ++j) {
+        const uint32_t clock = bs->clock_of(w0 + j / n);
         g->nc_last = std::max(g->nc_last, clock);
-        const uint64_t gi = off[i] >> 2;
-        n = n && gi % kChunkGranules && gi == (off[i - 1] >> 2) + 1 ? n + 1 : g->nc.slot(gi);
-        if (n) g->nc.note(*n, clock, me0 + uint32_t(i), pc, 0xF, base);
+        nc = nc && gran[j] % kChunkGranules && gran[j] == gran[j - 1] + 1 ? nc + 1 : g->nc.slot(gran[j]);
+        if (nc) g->nc.note(*nc, clock, me0 + j / n, pc, 0xF, base);
       }
     }
   }
-  if (init && wr)
-    for (int i = 0; i < 32; ++i) init[off[i] >> 6] |= 0xFull << (off[i] & 63);
+  if (init && wr) {
+    if (consecutive) bits_set(init, off[0], 32 * size);
+    else for (int i = 0; i < 32; ++i) bits_set(init, off[i], size);
+  }
   if (stored.se)
     for (int i = 0; i < 32; ++i) stored.add(i, addrs[i]);
-  // Consecutive words: as 32 lanes' notes, the first lane's, then the rest, which can only extend
-  // the range the first one's lies in (runtime/streams.h).
+  // Consecutive elements: as 32 lanes' notes, the first lane's, then the rest, which can only
+  // extend the range the first one's lies in (runtime/streams.h).
   if (streams::g_recording) {
     if (consecutive) {
-      streams::note_access(a0, 4, kind);
-      streams::note_access(a0 + 4, 124, kind);
+      streams::note_access(a0, size, kind);
+      streams::note_access(a0 + size, 31 * size, kind);
     } else {
-      for (int i = 0; i < 32; ++i) streams::note_access(addrs[i], 4, kind);
+      for (int i = 0; i < 32; ++i) streams::note_access(addrs[i], size, kind);
     }
   }
   return true;
@@ -1798,8 +1817,8 @@ void global_warp(Exec& x, BlockState* bs, uint32_t pc, const uint64_t* addrs, ui
   const uint64_t block = bs->block;
   const bool any_vc = !bs->with_vc.empty();  // every thread with a vector clock is in with_vc
   StoreLanesOf stored(x, mask, kind);
-  if (mask == kFullWarp && size == 4 && !any_vc &&
-      global_rows(bs, w0, pc, addrs, kind, stored))
+  if (mask == kFullWarp && (size == 4 || size == 8 || size == 16) && !any_vc &&
+      global_rows(bs, w0, pc, addrs, size, kind, stored))
     return;
   const Allocation* al = nullptr;
   GShadow* g = nullptr;

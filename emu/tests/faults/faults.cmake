@@ -296,6 +296,9 @@ fault_check(race_global_bytes_write KERNEL k_read_write BLOCK "1,0,0" THREAD "0,
 fault_check(race_global_warps KERNEL k_write_read BLOCK "1,0,0" THREAD "0,0,0"
   INST "ld\\.global\\.[bsu]32 "
   WHAT "race on global memory at address 0x[0-9a-f]+ \\(0 bytes into a cudaMalloc allocation of 256 bytes at 0x[0-9a-f]+\\): this read of 4 bytes and an earlier write by block \\(0,0,0\\) thread \\(0,0,0\\), 'st\\.global\\.[bsu]32 [^']*' at ([^\n]*[ (])?race_global_warps\\.cu:@PARTNER@([^0-9,][^,]*)?, ${unordered}")
+fault_check(race_global_vector KERNEL k_write_read BLOCK "1,0,0" THREAD "0,0,0"
+  INST "ld\\.global\\.v4\\.f32 "
+  WHAT "race on global memory at address 0x[0-9a-f]+ \\(0 bytes into a cudaMalloc allocation of 1024 bytes at 0x[0-9a-f]+\\): this read of 16 bytes and an earlier write by block \\(0,0,0\\) thread \\(0,0,0\\), 'st\\.global\\.[bfu]32 [^']*' at ([^\n]*[ (])?race_global_vector\\.cu:@PARTNER@([^0-9,][^,]*)?, ${unordered}")
 # A whole-warp write after two unordered whole-warp reads of the words (both readers kept).
 fault_check(race_global_after_reads KERNEL k_reads_write BLOCK "2,0,0" THREAD "0,0,0"
   INST "st\\.global\\.[bsu]32 "
@@ -394,6 +397,13 @@ fault_check(race_shared_warps KERNEL k_stage BLOCK "0,0,0" THREAD "0,0,0"
 fault_check(race_shared_after_reads KERNEL k_reuse BLOCK "0,0,0" THREAD "0,0,0"
   INST "st\\.shared\\.[bsu]32 "
   WHAT "race on shared memory at address 0x0: this write of 4 bytes and an earlier read by block \\(0,0,0\\) thread \\((32|64),0,0\\), 'ld\\.shared\\.[bsu]32 [^']*' at ([^\n]*[ (])?race_shared_after_reads\\.cu:@PARTNER@([^0-9,][^,]*)?, ${unordered}")
+# Vector accesses (float4) racing in their last word only: every word is checked.
+fault_check(race_shared_vector KERNEL k_groups BLOCK "0,0,0" THREAD "0,0,0"
+  INST "ld\\.shared\\.v4\\.f32 "
+  WHAT "race on shared memory at address 0x0: this read of 16 bytes and an earlier write by block \\(0,0,0\\) thread \\(32,0,0\\), 'st\\.shared\\.[bfu]32 [^']*' at ([^\n]*[ (])?race_shared_vector\\.cu:@PARTNER@([^0-9,][^,]*)?, ${unordered}")
+fault_check(race_shared_vector_write KERNEL k_groups BLOCK "0,0,0" THREAD "0,0,0"
+  INST "st\\.shared\\.v4\\.f32 "
+  WHAT "race on shared memory at address 0x0: this write of 16 bytes and an earlier read by block \\(0,0,0\\) thread \\(32,0,0\\), 'ld\\.shared\\.[bfu]32 [^']*' at ([^\n]*[ (])?race_shared_vector_write\\.cu:@PARTNER@([^0-9,][^,]*)?, ${unordered}")
 # A plain load seeding a compare-and-swap loop (CUDA's bf16 atomicAdd for sm_80, the Programming
 # Guide's atomicMax) is not reported; a plain load of an atomic counter used as a result is.
 fault_check(race_cas_seed KERNEL k_arrivals BLOCK "0,0,0" THREAD "0,0,0"
