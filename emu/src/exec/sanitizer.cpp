@@ -1556,19 +1556,31 @@ void shared_warp(Exec& x, BlockState* bs, uint32_t pc, const uint64_t* addrs, ui
   const bool any_vc = !bs->with_vc.empty();  // every thread with a vector clock is in with_vc
   StoreLanesOf stored(x, mask, kind);
   uint32_t m = mask;
-  // The common cases first, with no thread holding a vector clock: aligned reads of 4, 8 or 16
-  // bytes whose cells' write records are ordered before every thread of the block (below its
-  // floor, or the race check off), and aligned writes whose cells' records are all ordered before
-  // the writer, each cell as s_op would settle it. The first lane that is neither goes to the loop
-  // below, with the rest.
+  // The common cases first, with no thread holding a vector clock: reads whose cells' write
+  // records are ordered before every thread of the block (below its floor, or the race check off),
+  // and writes whose cells' records are all ordered before the writer, each cell as s_op would
+  // settle it: 4, 8 or 16 aligned bytes (whole granules), or bytes and halves of a granule already
+  // split into byte cells. The first lane that is neither goes to the loop below, with the rest.
   const uint64_t pc_bits = s_make(0, pc, 0, 0);
-  const uint32_t n = size / 4;  // cells a lane
-  if (wr && (size == 4 || size == 8 || size == 16) && dense && !any_vc) {
+  const bool sized = size == 1 || size == 2 || size == 4 || size == 8 || size == 16;
+  uint32_t n = 0;  // cells of the lane's access
+  auto cells_of = [&](uint64_t a) __attribute__((always_inline)) -> SCell* {  // null: the loop below
+    if (a + size > limit) return nullptr;
+    if (size >= 4) {
+      n = size / 4;
+      return (a & 3) ? nullptr : dense + (a >> 2);
+    }
+    if ((a & 3) + size > 4 || !(dense[a >> 2].w & sSplit)) return nullptr;
+    SCell* bytes = sh.byte_cells(a >> 2);
+    n = size;
+    return bytes ? bytes + (a & 3) : nullptr;
+  };
+  if (wr && sized && dense && !any_vc) {
     for (; m; m &= m - 1) {
       const int lane = __builtin_ctz(m);
       const uint64_t a = addrs[lane];
-      if ((a & 3) || a + size > limit) break;
-      SCell* cell = dense + (a >> 2);
+      SCell* cell = cells_of(a);
+      if (!cell) break;
       const uint32_t t = w0 + uint32_t(lane);
       auto ordered = [&](SRec r) { return s_clock(r) < floor || s_tid(r) == t; };  // s_ordered
       bool ok = true;
@@ -1581,12 +1593,12 @@ void shared_warp(Exec& x, BlockState* bs, uint32_t pc, const uint64_t* addrs, ui
       for (uint32_t k = 0; k < n; ++k) cell[k] = SCell{me, {0, 0}};
     }
   }
-  if (!wr && (size == 4 || size == 8 || size == 16) && dense && !any_vc) {
+  if (!wr && sized && dense && !any_vc) {
     for (; m; m &= m - 1) {
       const int lane = __builtin_ctz(m);
       const uint64_t a = addrs[lane];
-      if ((a & 3) || a + size > limit) break;
-      SCell* cell = dense + (a >> 2);
+      SCell* cell = cells_of(a);
+      if (!cell) break;
       bool ok = true;
       for (uint32_t k = 0; k < n; ++k) {
         const SRec w = cell[k].w;

@@ -404,6 +404,9 @@ fault_check(race_shared_vector KERNEL k_groups BLOCK "0,0,0" THREAD "0,0,0"
 fault_check(race_shared_vector_write KERNEL k_groups BLOCK "0,0,0" THREAD "0,0,0"
   INST "st\\.shared\\.v4\\.f32 "
   WHAT "race on shared memory at address 0x0: this write of 16 bytes and an earlier read by block \\(0,0,0\\) thread \\(32,0,0\\), 'ld\\.shared\\.[bfu]32 [^']*' at ([^\n]*[ (])?race_shared_vector_write\\.cu:@PARTNER@([^0-9,][^,]*)?, ${unordered}")
+fault_check(race_shared_bytes KERNEL k_stage BLOCK "0,0,0" THREAD "0,0,0"
+  INST "ld\\.shared\\.[bsu]8 "
+  WHAT "race on shared memory at address 0x0: this read of 1 bytes and an earlier write by block \\(0,0,0\\) thread \\(32,0,0\\), 'st\\.shared\\.[bsu]8 [^']*' at ([^\n]*[ (])?race_shared_bytes\\.cu:@PARTNER@([^0-9,][^,]*)?, ${unordered}")
 # A plain load seeding a compare-and-swap loop (CUDA's bf16 atomicAdd for sm_80, the Programming
 # Guide's atomicMax) is not reported; a plain load of an atomic counter used as a result is.
 fault_check(race_cas_seed KERNEL k_arrivals BLOCK "0,0,0" THREAD "0,0,0"
