@@ -83,16 +83,16 @@ inline uint16_t f16_bits_of(double v) {
   // subnormal: q units of 2^-24 (q = 1024 is the smallest normal's encoding).
   return sign | static_cast<uint16_t>(E >= -14 ? (static_cast<uint64_t>(E + 14) << 10) + q : q);
 }
-bool is16(ElemType t) {
+constexpr bool is16(ElemType t) {
   return t == ElemType::F16 || t == ElemType::BF16;
 }
-bool is8(ElemType t) {
+constexpr bool is8(ElemType t) {
   return t == ElemType::S8 || t == ElemType::U8;
 }
-bool is_fp8(ElemType t) {
+constexpr bool is_fp8(ElemType t) {
   return t == ElemType::E4M3 || t == ElemType::E5M2;
 }
-bool is_byte(ElemType t) {
+constexpr bool is_byte(ElemType t) {
   return is8(t) || is_fp8(t);
 }
 // Elements one register holds.
@@ -261,12 +261,14 @@ void unpack_as(const Operand& op, const FragIn& frag, double* m) {
   place(op, p);
   const double* fp8 = is_fp8(T) ? fp8_table(T) : nullptr;
   const size_t stride = static_cast<size_t>(frag.stride);
+  constexpr int per = is_byte(T) ? 4 : is16(T) ? 2 : 1;  // == op.per
   for (int reg = 0; reg < op.regs; ++reg) {
     const uint64_t* row = frag.reg[reg];
-    for (int e = 0; e < op.per; ++e) {
-      double* dst = m + p.base[reg][e];
-      for (int lane = 0; lane < kWarpSize; ++lane)
-        dst[p.lane[lane]] = decode_elem<T>(row[lane * stride], e, fp8);
+    const int* base = p.base[reg];
+    for (int lane = 0; lane < kWarpSize; ++lane) {
+      const uint64_t v = row[lane * stride];
+      double* dst = m + p.lane[lane];
+      for (int e = 0; e < per; ++e) dst[base[e]] = decode_elem<T>(v, e, fp8);
     }
   }
 }
@@ -313,10 +315,12 @@ uint64_t elem_bits(ElemType t, uint64_t reg, int e) {
 
 // D = C + A * B over dense matrices (a: M x K, b: K x N, c and d: M x N), products exact, sum in
 // double, in the order C, k = 0, 1, ... for every element. The sums of eight neighbouring
-// elements of a row run side by side, two to a vector (each element's own sequence of roundings
-// is the scalar one).
-typedef double V2 __attribute__((vector_size(16)));
-void matmul_acc(int M, int N, int K, const double* a, const double* b, const double* c, double* d) {
+// elements of a row run side by side, four to a vector (each element's own sequence of roundings
+// is the scalar one; without AVX the compiler splits a vector into two SSE2 halves).
+typedef double V4 __attribute__((vector_size(32)));
+__attribute__((target_clones("avx", "default"))) void matmul_acc(int M, int N, int K,
+                                                                 const double* a, const double* b,
+                                                                 const double* c, double* d) {
   if (N % 8 != 0) {
     for (int i = 0; i < M; ++i) {
       for (int j = 0; j < N; ++j) {
@@ -329,28 +333,21 @@ void matmul_acc(int M, int N, int K, const double* a, const double* b, const dou
   }
   for (int i = 0; i < M; ++i) {
     for (int j = 0; j < N; j += 8) {
-      V2 s0, s1, s2, s3;
-      std::memcpy(&s0, c + i * N + j, 16);
-      std::memcpy(&s1, c + i * N + j + 2, 16);
-      std::memcpy(&s2, c + i * N + j + 4, 16);
-      std::memcpy(&s3, c + i * N + j + 6, 16);
+      V4 s0, s1;
+      std::memcpy(&s0, c + i * N + j, 32);
+      std::memcpy(&s1, c + i * N + j + 4, 32);
       for (int k = 0; k < K; ++k) {
-        const V2 av = {a[i * K + k], a[i * K + k]};
+        const double x = a[i * K + k];
+        const V4 av = {x, x, x, x};
         const double* bk = b + k * N + j;
-        V2 b0, b1, b2, b3;
-        std::memcpy(&b0, bk, 16);
-        std::memcpy(&b1, bk + 2, 16);
-        std::memcpy(&b2, bk + 4, 16);
-        std::memcpy(&b3, bk + 6, 16);
+        V4 b0, b1;
+        std::memcpy(&b0, bk, 32);
+        std::memcpy(&b1, bk + 4, 32);
         s0 += av * b0;
         s1 += av * b1;
-        s2 += av * b2;
-        s3 += av * b3;
       }
-      std::memcpy(d + i * N + j, &s0, 16);
-      std::memcpy(d + i * N + j + 2, &s1, 16);
-      std::memcpy(d + i * N + j + 4, &s2, 16);
-      std::memcpy(d + i * N + j + 6, &s3, 16);
+      std::memcpy(d + i * N + j, &s0, 32);
+      std::memcpy(d + i * N + j + 4, &s1, 32);
     }
   }
 }
@@ -523,21 +520,11 @@ struct Mnk {
   int m, n, k;
 };
 Mnk mma_mnk(MmaShape s) {
-  switch (s) {
-    case MmaShape::M16N8K8:
-      return {16, 8, 8};
-    case MmaShape::M16N8K16:
-      return {16, 8, 16};
-    case MmaShape::M16N8K4:
-      return {16, 8, 4};
-    case MmaShape::M16N8K32:
-      return {16, 8, 32};
-    case MmaShape::M8N8K16:
-      return {8, 8, 16};
-    case MmaShape::M8N8K4:
-      return {8, 8, 4};
-  }
-  return {16, 8, 16};
+  // Indexed by MmaShape: M16N8K8, M16N8K16, M16N8K4, M16N8K32, M8N8K16, M8N8K4.
+  static constexpr Mnk kShapes[] = {{16, 8, 8}, {16, 8, 16}, {16, 8, 4},
+                                    {16, 8, 32}, {8, 8, 16}, {8, 8, 4}};
+  const unsigned i = static_cast<unsigned>(s);
+  return i < 6 ? kShapes[i] : Mnk{16, 8, 16};
 }
 Mnk wmma_mnk(WmmaShape s) {
   switch (s) {
