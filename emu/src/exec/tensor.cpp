@@ -17,15 +17,6 @@ namespace {
 // ---------------------------------------------------------------------------------------------
 // Scalar conversions.
 
-// Rounds a non-negative finite double to the nearest integer, ties to even, without depending
-// on the floating-point environment's rounding mode.
-double round_half_even(double v) {
-  double r = std::floor(v);
-  double diff = v - r;  // exact: v and r are within one unit of each other
-  if (diff > 0.5 || (diff == 0.5 && std::fmod(r, 2.0) != 0.0)) r += 1.0;
-  return r;
-}
-
 uint16_t lo16(uint32_t reg) {
   return static_cast<uint16_t>(reg & 0xffffu);
 }
@@ -38,52 +29,75 @@ uint16_t half_of(uint32_t reg, int half) {
 uint32_t pack16(uint16_t lo, uint16_t hi) {
   return static_cast<uint32_t>(lo) | (static_cast<uint32_t>(hi) << 16);
 }
-bool is16(ElemType t) {
+// The conversions the fragment loops use for every element, inline here (the exported
+// f16_to_double ... below are these).
+inline double f32_value(uint32_t bits) {
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return static_cast<double>(f);
+}
+inline double bf16_value(uint16_t bits) {
+  return f32_value(static_cast<uint32_t>(bits) << 16);
+}
+inline double f16_value(uint16_t bits) {
+  const uint32_t exp = (bits >> 10) & 0x1f, man = bits & 0x3ff;
+  double v;
+  if (exp == 0) {
+    v = static_cast<double>(man) * 0x1p-24;  // exact: man < 2^10
+  } else if (exp == 31) {
+    v = man ? std::numeric_limits<double>::quiet_NaN() : std::numeric_limits<double>::infinity();
+  } else {  // 1.man * 2^(exp - 15), built as the double's fields
+    const uint64_t b = (static_cast<uint64_t>(exp - 15 + 1023) << 52) | (static_cast<uint64_t>(man) << 42);
+    std::memcpy(&v, &b, 8);
+  }
+  return (bits & 0x8000) ? -v : v;
+}
+inline uint32_t f32_bits_of(double v) {
+  if (std::isnan(v)) return 0x7fffffffu;
+  const float f = static_cast<float>(v);
+  uint32_t bits;
+  std::memcpy(&bits, &f, sizeof bits);
+  return bits;
+}
+// Rounds to nearest even in integer arithmetic (independent of the floating-point environment),
+// overflow to infinity, NaN to 0x7fff.
+inline uint16_t f16_bits_of(double v) {
+  if (std::isnan(v)) return 0x7fff;
+  uint64_t b;
+  std::memcpy(&b, &v, 8);
+  const uint16_t sign = (b >> 63) ? 0x8000 : 0;
+  b &= ~(1ull << 63);
+  double a;
+  std::memcpy(&a, &b, 8);
+  if (a >= 65520.0) return sign | 0x7c00;  // at or above the midpoint of 65504 and 2^16: inf
+  if (a <= 0x1p-25) return sign;  // at most half the smallest subnormal: 0 (2^-25, a tie, too)
+  // a = S * 2^(E - 52), a normal double; the result counts units of 2^(E - 10) (normal results,
+  // E >= -14) or 2^-24 (subnormal ones): S shifted right by sh, rounded to nearest even.
+  const int E = static_cast<int>(b >> 52) - 1023;
+  const uint64_t S = (b & ((1ull << 52) - 1)) | (1ull << 52);
+  const int sh = E >= -14 ? 42 : 28 - E;  // E in [-25, -15]: sh in [43, 53]
+  uint64_t q = S >> sh;
+  const uint64_t rem = S & ((1ull << sh) - 1), half = 1ull << (sh - 1);
+  if (rem > half || (rem == half && (q & 1))) ++q;
+  // Normal: the exponent field E + 15 and q - 1024 (q = 2048 carries into the exponent);
+  // subnormal: q units of 2^-24 (q = 1024 is the smallest normal's encoding).
+  return sign | static_cast<uint16_t>(E >= -14 ? (static_cast<uint64_t>(E + 14) << 10) + q : q);
+}
+constexpr bool is16(ElemType t) {
   return t == ElemType::F16 || t == ElemType::BF16;
 }
-bool is8(ElemType t) {
+constexpr bool is8(ElemType t) {
   return t == ElemType::S8 || t == ElemType::U8;
 }
-bool is_fp8(ElemType t) {
+constexpr bool is_fp8(ElemType t) {
   return t == ElemType::E4M3 || t == ElemType::E5M2;
 }
-bool is_byte(ElemType t) {
+constexpr bool is_byte(ElemType t) {
   return is8(t) || is_fp8(t);
 }
 // Elements one register holds.
 int per_reg(ElemType t) {
   return is_byte(t) ? 4 : is16(t) ? 2 : 1;
-}
-
-// The value of element e of an operand register.
-double decode(ElemType t, uint64_t reg, int e) {
-  const uint32_t r32 = static_cast<uint32_t>(reg);
-  switch (t) {
-    case ElemType::F16:
-      return f16_to_double(half_of(r32, e));
-    case ElemType::BF16:
-      return bf16_to_double(half_of(r32, e));
-    case ElemType::TF32:
-      return f32_bits_to_double(r32 & 0xffffe000u);  // tf32: the low 13 bits are not used
-    case ElemType::F32:
-      return f32_bits_to_double(r32);
-    case ElemType::S8:
-      return static_cast<int8_t>(r32 >> (8 * e));
-    case ElemType::U8:
-      return static_cast<uint8_t>(r32 >> (8 * e));
-    case ElemType::S32:
-      return static_cast<int32_t>(r32);
-    case ElemType::F64: {
-      double v;
-      std::memcpy(&v, &reg, 8);
-      return v;
-    }
-    case ElemType::E4M3:
-      return e4m3_to_double(static_cast<uint8_t>(r32 >> (8 * e)));
-    case ElemType::E5M2:
-      return e5m2_to_double(static_cast<uint8_t>(r32 >> (8 * e)));
-  }
-  return 0.0;
 }
 
 // An 8-bit float of format f as a double: every value is exact (at most 4 significant bits).
@@ -150,18 +164,138 @@ RowCol coord(const Operand& op, int lane, int reg, int e) {
   return {0, 0};
 }
 
-constexpr int kMaxDim = 32;
-using Dense = std::array<std::array<double, kMaxDim>, kMaxDim>;
+// The largest operand (m32n8k16's A, m8n32k16's B) has 32 x 16 elements. A matrix is kept as
+// m[row * cols + col].
+constexpr int kMaxElems = 32 * 16;
+
+// The coordinates of the layout are affine in the lane's groupID g and threadID_in_group t:
+// element e of register reg of lane L is at index base(reg, e) + lane_offset(L), with
+// base(reg, e) the index for lane 0.
+struct Placement {
+  int base[kMaxFragRegs][4];  // [reg][e]
+  int lane[kWarpSize];
+};
+void place(const Operand& op, Placement& p) {
+  const int w = op.per, cols = op.cols;
+  // The register's block, counted down the columns first: block row br of rb, block column bc.
+  int br = 0, bc = 0;
+  const int rb = op.role == Role::A ? op.rows / 8 : op.role == Role::B ? op.rows / (4 * w) : op.rows / 8;
+  const int nblk = op.role == Role::Acc ? (op.per == 2 ? 2 * op.regs : op.regs) / 2 : op.regs;
+  for (int blk = 0; blk < nblk; ++blk) {
+    switch (op.role) {
+      case Role::A:  // 8 x 4w blocks, lane: row g, columns w*t + e
+        for (int e = 0; e < w; ++e) p.base[blk][e] = 8 * br * cols + 4 * w * bc + e;
+        break;
+      case Role::B:  // 4w x 8 blocks, lane: column g, rows w*t + e
+        for (int e = 0; e < w; ++e) p.base[blk][e] = (4 * w * br + e) * cols + 8 * bc;
+        break;
+      case Role::Acc:  // 8 x 8 blocks; elements 2*blk and 2*blk+1: row g, columns 2t, 2t+1
+        for (int h = 0; h < 2; ++h) {
+          const int i = 2 * blk + h;  // element i of the 32-bit form
+          if (w == 2) {
+            p.base[i / 2][i % 2] = 8 * br * cols + 8 * bc + h;
+          } else {
+            p.base[i][0] = 8 * br * cols + 8 * bc + h;
+          }
+        }
+        break;
+    }
+    if (++br == rb) br = 0, ++bc;
+  }
+  int gs = 0, ts = 0;  // lane offset: g * gs + t * ts
+  switch (op.role) {
+    case Role::A:
+      gs = cols, ts = w;
+      break;
+    case Role::B:
+      gs = 1, ts = w * cols;
+      break;
+    case Role::Acc:
+      gs = cols, ts = 2;
+      break;
+  }
+  for (int lane = 0; lane < kWarpSize; ++lane) p.lane[lane] = gid(lane) * gs + tig(lane) * ts;
+}
+
+// An fp8 format's 256 values, as e4m3_to_double / e5m2_to_double give them.
+struct Fp8Table {
+  double v[256];
+  explicit Fp8Table(const fp::detail::Format& f) {
+    for (int i = 0; i < 256; ++i) v[i] = fp8_to_double(f, static_cast<uint8_t>(i));
+  }
+};
+const double* fp8_table(ElemType t) {
+  static const Fp8Table e4m3(fp::detail::kE4M3), e5m2(fp::detail::kE5M2);
+  return t == ElemType::E4M3 ? e4m3.v : e5m2.v;
+}
+
+template <ElemType T>
+inline double decode_elem(uint64_t reg, int e, const double* fp8) {
+  const uint32_t r32 = static_cast<uint32_t>(reg);
+  if constexpr (T == ElemType::F16) {
+    return f16_value(half_of(r32, e));
+  } else if constexpr (T == ElemType::BF16) {
+    return bf16_value(half_of(r32, e));
+  } else if constexpr (T == ElemType::TF32) {
+    return f32_value(r32 & 0xffffe000u);  // tf32: the low 13 bits are not used
+  } else if constexpr (T == ElemType::F32) {
+    return f32_value(r32);
+  } else if constexpr (T == ElemType::S8) {
+    return static_cast<int8_t>(r32 >> (8 * e));
+  } else if constexpr (T == ElemType::U8) {
+    return static_cast<uint8_t>(r32 >> (8 * e));
+  } else if constexpr (T == ElemType::S32) {
+    return static_cast<int32_t>(r32);
+  } else if constexpr (T == ElemType::F64) {
+    double v;
+    std::memcpy(&v, &reg, 8);
+    return v;
+  } else {  // E4M3, E5M2
+    return fp8[static_cast<uint8_t>(r32 >> (8 * e))];
+  }
+}
+
+template <ElemType T>
+void unpack_as(const Operand& op, const FragIn& frag, double* m) {
+  Placement p;
+  place(op, p);
+  const double* fp8 = is_fp8(T) ? fp8_table(T) : nullptr;
+  const size_t stride = static_cast<size_t>(frag.stride);
+  constexpr int per = is_byte(T) ? 4 : is16(T) ? 2 : 1;  // == op.per
+  for (int reg = 0; reg < op.regs; ++reg) {
+    const uint64_t* row = frag.reg[reg];
+    const int* base = p.base[reg];
+    for (int lane = 0; lane < kWarpSize; ++lane) {
+      const uint64_t v = row[lane * stride];
+      double* dst = m + p.lane[lane];
+      for (int e = 0; e < per; ++e) dst[base[e]] = decode_elem<T>(v, e, fp8);
+    }
+  }
+}
 
 // Collects the matrix an operand fragment holds.
-void gather(const Operand& op, const WarpFrag& frag, Dense& m) {
-  for (int lane = 0; lane < kWarpSize; ++lane) {
-    for (int reg = 0; reg < op.regs; ++reg) {
-      for (int e = 0; e < op.per; ++e) {
-        RowCol rc = coord(op, lane, reg, e);
-        m[rc.row][rc.col] = decode(op.t, frag[lane][reg], e);
-      }
-    }
+void unpack(const Operand& op, const FragIn& frag, double* m) {
+  switch (op.t) {
+    case ElemType::F16:
+      return unpack_as<ElemType::F16>(op, frag, m);
+    case ElemType::BF16:
+      return unpack_as<ElemType::BF16>(op, frag, m);
+    case ElemType::TF32:
+      return unpack_as<ElemType::TF32>(op, frag, m);
+    case ElemType::F32:
+      return unpack_as<ElemType::F32>(op, frag, m);
+    case ElemType::S8:
+      return unpack_as<ElemType::S8>(op, frag, m);
+    case ElemType::U8:
+      return unpack_as<ElemType::U8>(op, frag, m);
+    case ElemType::S32:
+      return unpack_as<ElemType::S32>(op, frag, m);
+    case ElemType::F64:
+      return unpack_as<ElemType::F64>(op, frag, m);
+    case ElemType::E4M3:
+      return unpack_as<ElemType::E4M3>(op, frag, m);
+    case ElemType::E5M2:
+      return unpack_as<ElemType::E5M2>(op, frag, m);
   }
 }
 
@@ -179,13 +313,41 @@ uint64_t elem_bits(ElemType t, uint64_t reg, int e) {
   return (reg >> (width * static_cast<unsigned>(e))) & ((1ull << width) - 1);
 }
 
-// D = C + A * B over dense matrices, products exact, sum in double, in the order C, k = 0, 1, ...
-void matmul_acc(int M, int N, int K, const Dense& a, const Dense& b, const Dense& c, Dense& d) {
+// D = C + A * B over dense matrices (a: M x K, b: K x N, c and d: M x N), products exact, sum in
+// double, in the order C, k = 0, 1, ... for every element. The sums of eight neighbouring
+// elements of a row run side by side, four to a vector (each element's own sequence of roundings
+// is the scalar one; without AVX the compiler splits a vector into two SSE2 halves).
+typedef double V4 __attribute__((vector_size(32)));
+__attribute__((target_clones("avx", "default"))) void matmul_acc(int M, int N, int K,
+                                                                 const double* a, const double* b,
+                                                                 const double* c, double* d) {
+  if (N % 8 != 0) {
+    for (int i = 0; i < M; ++i) {
+      for (int j = 0; j < N; ++j) {
+        double s = c[i * N + j];
+        for (int k = 0; k < K; ++k) s += a[i * K + k] * b[k * N + j];
+        d[i * N + j] = s;
+      }
+    }
+    return;
+  }
   for (int i = 0; i < M; ++i) {
-    for (int j = 0; j < N; ++j) {
-      double s = c[i][j];
-      for (int k = 0; k < K; ++k) s += a[i][k] * b[k][j];
-      d[i][j] = s;
+    for (int j = 0; j < N; j += 8) {
+      V4 s0, s1;
+      std::memcpy(&s0, c + i * N + j, 32);
+      std::memcpy(&s1, c + i * N + j + 4, 32);
+      for (int k = 0; k < K; ++k) {
+        const double x = a[i * K + k];
+        const V4 av = {x, x, x, x};
+        const double* bk = b + k * N + j;
+        V4 b0, b1;
+        std::memcpy(&b0, bk, 32);
+        std::memcpy(&b1, bk + 4, 32);
+        s0 += av * b0;
+        s1 += av * b1;
+      }
+      std::memcpy(d + i * N + j, &s0, 32);
+      std::memcpy(d + i * N + j + 4, &s1, 32);
     }
   }
 }
@@ -250,82 +412,107 @@ bool float_multiplicand(ElemType t) {
 
 // D = C + A * B under the truncate model, each element as its f32 value (kept out of line, so
 // that the default path's code stays as it was).
-[[gnu::noinline]] void matmul_truncated(int M, int N, int K, int bits, const Dense& a,
-                                        const Dense& b, const Dense& c, Dense& d) {
+[[gnu::noinline]] void matmul_truncated(int M, int N, int K, int bits, const double* a,
+                                        const double* b, const double* c, double* d) {
   for (int i = 0; i < M; ++i) {
     for (int j = 0; j < N; ++j) {
-      std::array<double, kMaxDim + 1> x;
-      x[0] = c[i][j];
-      for (int k = 0; k < K; ++k) x[k + 1] = a[i][k] * b[k][j];
-      d[i][j] = f32_bits_to_double(truncated_sum_f32(x.data(), K + 1, bits));
+      std::array<double, 32 + 1> x;
+      x[0] = c[i * N + j];
+      for (int k = 0; k < K; ++k) x[k + 1] = a[i * K + k] * b[k * N + j];
+      d[i * N + j] = f32_bits_to_double(truncated_sum_f32(x.data(), K + 1, bits));
+    }
+  }
+}
+
+template <ElemType T>
+void pack_as(const Operand& od, bool satfinite, const double* md, const FragOut& d) {
+  Placement p;
+  place(od, p);
+  const size_t stride = static_cast<size_t>(d.stride);
+  for (int reg = 0; reg < od.regs; ++reg) {
+    uint64_t* row = d.reg[reg];
+    for (int lane = 0; lane < kWarpSize; ++lane) {
+      uint64_t v = 0;
+      for (int e = 0; e < od.per; ++e) {
+        const double x = md[p.base[reg][e] + p.lane[lane]];
+        uint64_t bits;
+        if constexpr (T == ElemType::F16) {
+          bits = f16_bits_of(x);
+        } else if constexpr (T == ElemType::S32) {
+          const int64_t exact = static_cast<int64_t>(x);
+          if (satfinite) {
+            bits = static_cast<uint32_t>(
+                static_cast<int32_t>(std::clamp<int64_t>(exact, INT32_MIN, INT32_MAX)));
+          } else {
+            bits = static_cast<uint32_t>(static_cast<uint64_t>(exact));  // wraps mod 2^32
+          }
+        } else if constexpr (T == ElemType::F64) {
+          bits = std::isnan(x) ? fp::kNaNF64 : f64_bits(x);
+        } else {
+          bits = f32_bits_of(x);
+        }
+        if constexpr (T == ElemType::F16) {
+          v |= bits << (16 * e);
+        } else {
+          v = bits;
+        }
+      }
+      row[lane * stride] = v;
     }
   }
 }
 
 // The whole multiply-accumulate on fragments: gathers A, B, C, computes D in the arithmetic
-// tensor.h describes for the types, and scatters D (c is fully read first, so d may alias it).
-// Under the truncate model an f32 result is its f32 value in md, which the conversion to f32 bits
-// below keeps exactly.
+// tensor.h describes for the types, and scatters D (a, b and c are fully read first, so d may
+// alias them). Under the truncate model an f32 result is its f32 value in md, which the
+// conversion to f32 bits below keeps exactly.
 void compute(int M, int N, int K, const Operand& oa, const Operand& ob, const Operand& oc,
-             const Operand& od, bool satfinite, Rnd rnd, const Accum& accum, const WarpFrag& a,
-             const WarpFrag& b, const WarpFrag& c, WarpFrag& d) {
-  Dense ma{}, mb{}, mc{}, md{};
-  gather(oa, a, ma);
-  gather(ob, b, mb);
-  gather(oc, c, mc);
+             const Operand& od, bool satfinite, Rnd rnd, const Accum& accum, const FragIn& a,
+             const FragIn& b, const FragIn& c, const FragOut& d) {
+  double ma[kMaxElems], mb[kMaxElems], mc[kMaxElems], md[kMaxElems];
+  unpack(oa, a, ma);
+  unpack(ob, b, mb);
+  unpack(oc, c, mc);
   if (accum.mode == Accum::Mode::Truncate && od.t == ElemType::F32 && float_multiplicand(oa.t)) {
     matmul_truncated(M, N, K, accum.bits, ma, mb, mc, md);
   } else if (od.t == ElemType::F64) {
     for (int i = 0; i < M; ++i) {
       for (int j = 0; j < N; ++j) {
-        uint64_t s = f64_bits(mc[i][j]);
+        uint64_t s = f64_bits(mc[i * N + j]);
         for (int k = 0; k < K; ++k) {
-          s = fp::detail::fma_core(fp::detail::kF64, f64_bits(ma[i][k]), f64_bits(mb[k][j]), s,
-                                   to_round(rnd));
+          s = fp::detail::fma_core(fp::detail::kF64, f64_bits(ma[i * K + k]),
+                                   f64_bits(mb[k * N + j]), s, to_round(rnd));
         }
-        std::memcpy(&md[i][j], &s, 8);
+        std::memcpy(&md[i * N + j], &s, 8);
       }
     }
   } else {
     // Integer sums are exact here too: |C| < 2^31 and K products below 2^16 each.
     matmul_acc(M, N, K, ma, mb, mc, md);
   }
-  WarpFrag out = d;
-  for (int lane = 0; lane < kWarpSize; ++lane) {
-    for (int reg = 0; reg < od.regs; ++reg) {
-      uint64_t v = 0;
-      for (int e = 0; e < od.per; ++e) {
-        const RowCol rc = coord(od, lane, reg, e);
-        const double x = md[rc.row][rc.col];
-        uint64_t bits;
-        switch (od.t) {
-          case ElemType::F16:
-            bits = double_to_f16(x);
-            break;
-          case ElemType::S32: {
-            const int64_t exact = static_cast<int64_t>(x);
-            if (satfinite) {
-              bits = static_cast<uint32_t>(static_cast<int32_t>(
-                  std::clamp<int64_t>(exact, INT32_MIN, INT32_MAX)));
-            } else {
-              bits = static_cast<uint32_t>(static_cast<uint64_t>(exact));  // wraps mod 2^32
-            }
-            break;
-          }
-          case ElemType::F64:
-            bits = std::isnan(x) ? fp::kNaNF64 : f64_bits(x);
-            break;
-          default:
-            bits = double_to_f32_bits(x);
-            break;
-        }
-        v = pack_elem(od.t, v, e, bits);
-      }
-      out[lane][reg] = v;
-    }
+  switch (od.t) {
+    case ElemType::F16:
+      return pack_as<ElemType::F16>(od, satfinite, md, d);
+    case ElemType::S32:
+      return pack_as<ElemType::S32>(od, satfinite, md, d);
+    case ElemType::F64:
+      return pack_as<ElemType::F64>(od, satfinite, md, d);
+    default:
+      return pack_as<ElemType::F32>(od, satfinite, md, d);
   }
-  for (int lane = 0; lane < kWarpSize; ++lane)
-    for (int reg = 0; reg < od.regs; ++reg) d[lane][reg] = out[lane][reg];
+}
+
+FragIn view(const WarpFrag& f) {
+  FragIn v;
+  for (int i = 0; i < kMaxFragRegs; ++i) v.reg[i] = &f[0][i];
+  v.stride = kMaxFragRegs;
+  return v;
+}
+FragOut view(WarpFrag& f) {
+  FragOut v;
+  for (int i = 0; i < kMaxFragRegs; ++i) v.reg[i] = &f[0][i];
+  v.stride = kMaxFragRegs;
+  return v;
 }
 
 // mma operand shapes.
@@ -333,21 +520,11 @@ struct Mnk {
   int m, n, k;
 };
 Mnk mma_mnk(MmaShape s) {
-  switch (s) {
-    case MmaShape::M16N8K8:
-      return {16, 8, 8};
-    case MmaShape::M16N8K16:
-      return {16, 8, 16};
-    case MmaShape::M16N8K4:
-      return {16, 8, 4};
-    case MmaShape::M16N8K32:
-      return {16, 8, 32};
-    case MmaShape::M8N8K16:
-      return {8, 8, 16};
-    case MmaShape::M8N8K4:
-      return {8, 8, 4};
-  }
-  return {16, 8, 16};
+  // Indexed by MmaShape: M16N8K8, M16N8K16, M16N8K4, M16N8K32, M8N8K16, M8N8K4.
+  static constexpr Mnk kShapes[] = {{16, 8, 8}, {16, 8, 16}, {16, 8, 4},
+                                    {16, 8, 32}, {8, 8, 16}, {8, 8, 4}};
+  const unsigned i = static_cast<unsigned>(s);
+  return i < 6 ? kShapes[i] : Mnk{16, 8, 16};
 }
 Mnk wmma_mnk(WmmaShape s) {
   switch (s) {
@@ -494,17 +671,7 @@ const char* to_string(WmmaShape s) {
 }
 
 double f16_to_double(uint16_t bits) {
-  const int exp = (bits >> 10) & 0x1f;
-  const int man = bits & 0x3ff;
-  double v;
-  if (exp == 0) {
-    v = std::ldexp(static_cast<double>(man), -24);
-  } else if (exp == 31) {
-    v = man ? std::numeric_limits<double>::quiet_NaN() : std::numeric_limits<double>::infinity();
-  } else {
-    v = std::ldexp(static_cast<double>(man + 1024), exp - 25);
-  }
-  return (bits & 0x8000) ? -v : v;
+  return f16_value(bits);
 }
 
 double e4m3_to_double(uint8_t bits) {
@@ -515,43 +682,19 @@ double e5m2_to_double(uint8_t bits) {
 }
 
 double bf16_to_double(uint16_t bits) {
-  return f32_bits_to_double(static_cast<uint32_t>(bits) << 16);
+  return bf16_value(bits);
 }
 
 double f32_bits_to_double(uint32_t bits) {
-  float f;
-  std::memcpy(&f, &bits, sizeof f);
-  return static_cast<double>(f);
+  return f32_value(bits);
 }
 
 uint16_t double_to_f16(double v) {
-  if (std::isnan(v)) return 0x7fff;
-  const uint16_t sign = std::signbit(v) ? 0x8000 : 0;
-  double a = std::fabs(v);
-  if (a >= 65520.0) return sign | 0x7c00;  // at or above the midpoint of 65504 and 2^16: inf
-  if (a < std::ldexp(1.0, -14)) {
-    // Subnormal (or zero) result: in units of 2^-24. 1024 units is the smallest normal, whose
-    // encoding 0x0400 is exactly 1024, so rounding up into the normal range needs no special case.
-    return sign | static_cast<uint16_t>(round_half_even(a * 16777216.0));
-  }
-  int e2;
-  std::frexp(a, &e2);                                   // a = m * 2^e2, m in [0.5, 1)
-  int e = e2 - 1;                                       // a in [2^e, 2^(e+1)), -14 <= e <= 15
-  double sig = round_half_even(std::ldexp(a, 10 - e));  // in [1024, 2048]
-  if (sig == 2048.0) {
-    sig = 1024.0;
-    ++e;
-  }
-  if (e > 15) return sign | 0x7c00;
-  return sign | static_cast<uint16_t>(((e + 15) << 10) | (static_cast<int>(sig) - 1024));
+  return f16_bits_of(v);
 }
 
 uint32_t double_to_f32_bits(double v) {
-  if (std::isnan(v)) return 0x7fffffffu;
-  float f = static_cast<float>(v);
-  uint32_t bits;
-  std::memcpy(&bits, &f, sizeof bits);
-  return bits;
+  return f32_bits_of(v);
 }
 
 std::string parse_accum(const std::string& text, Accum* out) {
@@ -578,8 +721,7 @@ std::string parse_accum(const std::string& text, Accum* out) {
 // ---------------------------------------------------------------------------------------------
 // ldmatrix
 
-void ldmatrix(int num, bool trans, const std::array<Addr, kWarpSize>& row_addr, const ReadFn& read,
-              WarpFrag& out) {
+void ldmatrix_check(int num, const std::array<Addr, kWarpSize>& row_addr) {
   if (num != 1 && num != 2 && num != 4) {
     throw TensorError("ldmatrix: .num must be .x1, .x2 or .x4, got " + std::to_string(num));
   }
@@ -592,22 +734,36 @@ void ldmatrix(int num, bool trans, const std::array<Addr, kWarpSize>& row_addr, 
       throw TensorError(buf);
     }
   }
-  // m[j][r][c]: element c of row r of matrix j, as stored.
-  uint16_t m[4][8][8];
+}
+
+void ldmatrix_rows(int num, bool trans, const uint16_t (*row)[8], uint64_t* const* out_rows) {
+  for (int j = 0; j < num; ++j) {
+    const uint16_t(*m)[8] = row + 8 * j;  // m[r][c]: element c of row r of matrix j, as stored
+    uint64_t* out = out_rows[j];
+    for (int lane = 0; lane < kWarpSize; ++lane) {
+      const int g = gid(lane), t = tig(lane);
+      out[lane] = trans ? pack16(m[2 * t][g], m[2 * t + 1][g]) : pack16(m[g][2 * t], m[g][2 * t + 1]);
+    }
+  }
+}
+
+void ldmatrix(int num, bool trans, const std::array<Addr, kWarpSize>& row_addr, const ReadFn& read,
+              WarpFrag& out) {
+  ldmatrix_check(num, row_addr);
+  // row[8*j + r][c]: element c of row r of matrix j, as stored.
+  uint16_t row[32][8];
   for (int j = 0; j < num; ++j) {
     for (int r = 0; r < 8; ++r) {
       for (int c = 0; c < 8; ++c) {
-        m[j][r][c] = static_cast<uint16_t>(read(row_addr[8 * j + r] + 2 * c, 2) & 0xffffu);
+        row[8 * j + r][c] = static_cast<uint16_t>(read(row_addr[8 * j + r] + 2 * c, 2) & 0xffffu);
       }
     }
   }
-  for (int lane = 0; lane < kWarpSize; ++lane) {
-    const int g = gid(lane), t = tig(lane);
-    for (int j = 0; j < num; ++j) {
-      out[lane][j] = trans ? pack16(m[j][2 * t][g], m[j][2 * t + 1][g])
-                           : pack16(m[j][g][2 * t], m[j][g][2 * t + 1]);
-    }
-  }
+  uint64_t res[4][kWarpSize];
+  uint64_t* out_rows[4] = {res[0], res[1], res[2], res[3]};
+  ldmatrix_rows(num, trans, row, out_rows);
+  for (int lane = 0; lane < kWarpSize; ++lane)
+    for (int j = 0; j < num; ++j) out[lane][j] = res[j][lane];
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -631,8 +787,11 @@ Operand mma_operand_acc(const MmaDesc& d, ElemType t) {
 }  // namespace
 
 std::string mma_unsupported_reason(const MmaDesc& desc) {
-  const std::string combo = std::string(to_string(desc.shape)) + "." + to_string(desc.d) + "." +
-                            to_string(desc.a) + "." + to_string(desc.b) + "." + to_string(desc.c);
+  // Built only for a message: this runs for every executed mma.
+  auto combo = [&desc] {
+    return std::string(to_string(desc.shape)) + "." + to_string(desc.d) + "." + to_string(desc.a) +
+           "." + to_string(desc.b) + "." + to_string(desc.c);
+  };
   auto fp16acc = [](ElemType t) { return t == ElemType::F16 || t == ElemType::F32; };
   const bool ints = is8(desc.a) && is8(desc.b);
   // fp8 (sm_89+): A and B each e4m3 or e5m2, C and D both f16 or both f32.
@@ -664,7 +823,7 @@ std::string mma_unsupported_reason(const MmaDesc& desc) {
       break;
     case MmaShape::M8N8K4:
       if (desc.a == ElemType::F16) {
-        return combo + ": the f16 form of m8n8k4 is not supported by this emulator";
+        return combo() + ": the f16 form of m8n8k4 is not supported by this emulator";
       }
       ok = desc.a == ElemType::F64 && desc.b == ElemType::F64 && desc.c == ElemType::F64 &&
            desc.d == ElemType::F64;
@@ -672,12 +831,12 @@ std::string mma_unsupported_reason(const MmaDesc& desc) {
   }
   if (!ok && (desc.shape == MmaShape::M16N8K16 || desc.shape == MmaShape::M16N8K32) &&
       is_fp8(desc.a) && is_fp8(desc.b) && fp16acc(desc.c) && fp16acc(desc.d)) {
-    return combo + ": e4m3 / e5m2 mma needs .ctype equal to .dtype (ptxas refuses the mixed forms)";
+    return combo() + ": e4m3 / e5m2 mma needs .ctype equal to .dtype (ptxas refuses the mixed forms)";
   }
-  if (!ok) return combo + ": not a type combination the PTX ISA defines for this shape";
-  if (desc.satfinite && !ints) return combo + ": .satfinite applies to integer types only";
+  if (!ok) return combo() + ": not a type combination the PTX ISA defines for this shape";
+  if (desc.satfinite && !ints) return combo() + ": .satfinite applies to integer types only";
   if (desc.rnd != Rnd::RN && desc.a != ElemType::F64) {
-    return combo + ": a rounding modifier applies to .f64 only";
+    return combo() + ": a rounding modifier applies to .f64 only";
   }
   return {};
 }
@@ -697,6 +856,11 @@ int mma_regs_d(const MmaDesc& desc) {
 
 void mma_sync(const MmaDesc& desc, const WarpFrag& a, const WarpFrag& b, const WarpFrag& c,
               WarpFrag& d) {
+  mma_sync(desc, view(a), view(b), view(c), view(d));
+}
+
+void mma_sync(const MmaDesc& desc, const FragIn& a, const FragIn& b, const FragIn& c,
+              const FragOut& d) {
   require_mma(desc);
   const Mnk s = mma_mnk(desc.shape);
   compute(s.m, s.n, s.k, mma_operand_a(desc), mma_operand_b(desc), mma_operand_acc(desc, desc.c),
@@ -784,9 +948,11 @@ void wmma_store(WmmaShape s, Layout layout, ElemType t, Addr base, uint32_t stri
 }
 
 std::string wmma_mma_unsupported_reason(const WmmaDesc& desc) {
-  const std::string combo = std::string(to_string(desc.shape)) + "." + to_string(desc.d) + "." +
-                            to_string(desc.ab) + "." + to_string(desc.ab) + "." +
-                            to_string(desc.c);
+  // Built only for a message: this runs for every executed wmma.mma.
+  auto combo = [&desc] {
+    return std::string(to_string(desc.shape)) + "." + to_string(desc.d) + "." +
+           to_string(desc.ab) + "." + to_string(desc.ab) + "." + to_string(desc.c);
+  };
   bool ok;
   switch (desc.shape) {
     case WmmaShape::M16N16K8:
@@ -806,16 +972,21 @@ std::string wmma_mma_unsupported_reason(const WmmaDesc& desc) {
       }
       break;
   }
-  if (!ok) return combo + ": not a type combination the PTX ISA defines for this shape";
-  if (desc.satfinite && !is8(desc.ab)) return combo + ": .satfinite applies to integer types only";
+  if (!ok) return combo() + ": not a type combination the PTX ISA defines for this shape";
+  if (desc.satfinite && !is8(desc.ab)) return combo() + ": .satfinite applies to integer types only";
   if (desc.rnd != Rnd::RN && desc.ab != ElemType::F64) {
-    return combo + ": a rounding modifier applies to .f64 only";
+    return combo() + ": a rounding modifier applies to .f64 only";
   }
   return {};
 }
 
 void wmma_mma(const WmmaDesc& desc, const WarpFrag& a, const WarpFrag& b, const WarpFrag& c,
               WarpFrag& d) {
+  wmma_mma(desc, view(a), view(b), view(c), view(d));
+}
+
+void wmma_mma(const WmmaDesc& desc, const FragIn& a, const FragIn& b, const FragIn& c,
+              const FragOut& d) {
   const std::string why = wmma_mma_unsupported_reason(desc);
   if (!why.empty()) throw TensorError("wmma.mma: " + why);
   const Mnk s = wmma_mnk(desc.shape);

@@ -145,6 +145,13 @@ std::string parse_accum(const std::string& text, Accum* out);
 void ldmatrix(int num, bool trans, const std::array<Addr, kWarpSize>& row_addr, const ReadFn& read,
               WarpFrag& out);
 
+// ldmatrix in two steps, for callers that read the rows themselves. ldmatrix_check throws the
+// TensorError ldmatrix throws before its first read (a bad .num, a misaligned row address);
+// ldmatrix_rows then distributes the rows: row[8*j + r][c] is element c of row r of matrix j.
+// out_rows[j][lane] receives what out[lane][j] receives from ldmatrix.
+void ldmatrix_check(int num, const std::array<Addr, kWarpSize>& row_addr);
+void ldmatrix_rows(int num, bool trans, const uint16_t (*row)[8], uint64_t* const* out_rows);
+
 // ---------------------------------------------------------------------------------------------
 // mma.sync.aligned.shape.row.col{.satfinite}{.rnd}.dtype.atype.btype.ctype d, a, b, c
 //
@@ -190,6 +197,20 @@ int mma_regs_d(const MmaDesc& desc);
 // d may alias c (the usual accumulate-in-place form). Throws TensorError when unsupported.
 void mma_sync(const MmaDesc& desc, const WarpFrag& a, const WarpFrag& b, const WarpFrag& c,
               WarpFrag& d);
+
+// A fragment seen in place: register i of lane L is reg[i][L * stride] (a WarpFrag is stride
+// kMaxFragRegs; the emulator's register file, one row of 32 lanes per register, stride 1). The
+// functions taking views read all of a, b and c before they write d, so any of them may alias d.
+struct FragIn {
+  const uint64_t* reg[kMaxFragRegs];
+  int stride;
+};
+struct FragOut {
+  uint64_t* reg[kMaxFragRegs];
+  int stride;
+};
+void mma_sync(const MmaDesc& desc, const FragIn& a, const FragIn& b, const FragIn& c,
+              const FragOut& d);
 
 // ---------------------------------------------------------------------------------------------
 // wmma.{load.a,load.b,load.c,mma,store.d}.sync.aligned ... .shape
@@ -255,6 +276,8 @@ struct WmmaDesc {
 std::string wmma_mma_unsupported_reason(const WmmaDesc& desc);
 void wmma_mma(const WmmaDesc& desc, const WarpFrag& a, const WarpFrag& b, const WarpFrag& c,
               WarpFrag& d);
+void wmma_mma(const WmmaDesc& desc, const FragIn& a, const FragIn& b, const FragIn& c,
+              const FragOut& d);
 
 // The m16n16k16 forms, as before the other shapes were added.
 inline int wmma_regs(WmmaMatrix m, ElemType t) {

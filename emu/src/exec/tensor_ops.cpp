@@ -102,28 +102,63 @@ void guarded(Exec& x, F f) {
   }
 }
 
+// The registers of a vector operand as rows of the register file (reg[i][lane]), when every lane
+// runs and every element is a register: then the tensor functions read and write the register
+// file in place. A source must have at least `regs` registers (the function reads that many), a
+// destination exactly `regs` (the WarpFrag path writes zeros to any more). False otherwise: the
+// caller gathers into a WarpFrag.
+template <class Frag>
+bool in_place(Exec& x, const Operand& v, uint32_t m, int regs, bool exact, Frag& f) {
+  if (m != 0xffffffffu || v.count > tensor::kMaxFragRegs || v.count < regs) return false;
+  if (exact && v.count != regs) return false;
+  for (int i = 0; i < v.count; ++i) {
+    const Operand& o = x.vec(v, i);
+    if (o.kind != OK::reg) return false;
+    f.reg[i] = &x.w->r[size_t(o.reg) * 32];
+  }
+  f.stride = 1;
+  return true;
+}
+
 // ldmatrix: o[0] destination vector, o[1] address. aux: matrices (1, 2, 4); flags kTrans.
 void h_ldmatrix(Exec& x, const Inst& in, uint32_t m) {
   std::array<tensor::Addr, 32> rows{};
   EMU_FOR_LANES(m)
     rows[lane] = x.address(in.o[1], lane);
   EMU_END_LANES
-  WarpFrag out{};
-  // Each row's reads are checked as the lane that supplied the row address.
-  Exec* px = &x;
+  const int num = int(in.aux);
+  guarded(x, [&] { tensor::ldmatrix_check(num, rows); });
+  // Each row's reads are checked as the lane that supplied the row address (the lowest lane
+  // whose 16 bytes hold the element), element by element in the order of the rows.
   const Space space = in.space;
-  tensor::ReadFn read = [px, space, &rows](tensor::Addr a, unsigned size) {
+  uint16_t data[32][8];
+  for (int row = 0; row < 8 * num; ++row) {
+    const tensor::Addr a = rows[size_t(row)];
     int lane = 0;
-    for (int l = 0; l < 32; ++l)
-      if (a >= rows[l] && a < rows[l] + 16) { lane = l; break; }
-    uint64_t v = 0;
-    std::memcpy(&v, px->addr(space, a, size, lane, false), size);
-    return v;
-  };
-  guarded(x, [&] { tensor::ldmatrix(int(in.aux), (in.flags & kTrans) != 0, rows, read, out); });
+    if (a + 16 != 0) {
+      // The row's own lane holds the address, and every lower lane gave an aligned address (the
+      // check above): the lowest lane whose row holds it is the lowest that gave the same one.
+      while (rows[size_t(lane)] != a) ++lane;
+    } else {
+      for (int l = 0; l < 32; ++l)
+        if (a >= rows[size_t(l)] && a < rows[size_t(l)] + 16) { lane = l; break; }
+    }
+    for (int c = 0; c < 8; ++c) std::memcpy(&data[row][c], x.addr(space, a + 2 * c, 2, lane, false), 2);
+  }
   // Lanes 0-7 give the rows of the first matrix, 8-15 of the second, ...: 16 bytes each.
   for (uint32_t lane = 0; lane < 8 * in.aux; ++lane)
     if ((m >> lane) & 1) EMU_SAN_ACCESS(x, x.pc, space, rows[lane], 16, int(lane), san::kRead);
+  tensor::FragOut d;
+  if (in_place(x, in.o[0], m, num, true, d)) {
+    tensor::ldmatrix_rows(num, (in.flags & kTrans) != 0, data, d.reg);
+    return;
+  }
+  uint64_t res[4][32];
+  uint64_t* res_rows[4] = {res[0], res[1], res[2], res[3]};
+  tensor::ldmatrix_rows(num, (in.flags & kTrans) != 0, data, res_rows);
+  WarpFrag out{};
+  for (int lane = 0; lane < 32; ++lane)
+    for (int j = 0; j < num; ++j) out[size_t(lane)][size_t(j)] = res[j][lane];
   scatter(x, in.o[0], m, out);
 }
 
@@ -138,6 +173,15 @@ void h_mma(Exec& x, const Inst& in, uint32_t m) {
   desc.satfinite = (in.flags & kTensorSatfinite) != 0;
   desc.rnd = tensor::Rnd((in.flags >> kTensorRndShift) & 3);
   desc.accum = g_mma_accum;
+  tensor::FragIn fa, fb, fc;
+  tensor::FragOut fd;
+  if (in_place(x, in.o[1], m, tensor::mma_regs_a(desc), false, fa) &&
+      in_place(x, in.o[2], m, tensor::mma_regs_b(desc), false, fb) &&
+      in_place(x, in.o[3], m, tensor::mma_regs_c(desc), false, fc) &&
+      in_place(x, in.o[0], m, tensor::mma_regs_d(desc), true, fd)) {
+    guarded(x, [&] { tensor::mma_sync(desc, fa, fb, fc, fd); });
+    return;
+  }
   WarpFrag a{}, b{}, c{}, d{};
   gather(x, in.o[1], m, a);
   gather(x, in.o[2], m, b);
@@ -183,10 +227,6 @@ void h_wmma_store(Exec& x, const Inst& in, uint32_t m) {
 
 // wmma.mma: aux the shape; flags as for mma (atype == btype).
 void h_wmma_mma(Exec& x, const Inst& in, uint32_t m) {
-  WarpFrag a{}, b{}, c{}, d{};
-  gather(x, in.o[1], m, a);
-  gather(x, in.o[2], m, b);
-  gather(x, in.o[3], m, c);
   tensor::WmmaDesc desc;
   desc.shape = tensor::WmmaShape(in.aux);
   desc.ab = type_at(in.flags, 0);
@@ -195,6 +235,20 @@ void h_wmma_mma(Exec& x, const Inst& in, uint32_t m) {
   desc.satfinite = (in.flags & kTensorSatfinite) != 0;
   desc.rnd = tensor::Rnd((in.flags >> kTensorRndShift) & 3);
   desc.accum = g_mma_accum;
+  tensor::FragIn fa, fb, fc;
+  tensor::FragOut fd;
+  using tensor::WmmaMatrix;
+  if (in_place(x, in.o[1], m, tensor::wmma_regs(desc.shape, WmmaMatrix::A, desc.ab), false, fa) &&
+      in_place(x, in.o[2], m, tensor::wmma_regs(desc.shape, WmmaMatrix::B, desc.ab), false, fb) &&
+      in_place(x, in.o[3], m, tensor::wmma_regs(desc.shape, WmmaMatrix::C, desc.c), false, fc) &&
+      in_place(x, in.o[0], m, tensor::wmma_regs(desc.shape, WmmaMatrix::C, desc.d), true, fd)) {
+    guarded(x, [&] { tensor::wmma_mma(desc, fa, fb, fc, fd); });
+    return;
+  }
+  WarpFrag a{}, b{}, c{}, d{};
+  gather(x, in.o[1], m, a);
+  gather(x, in.o[2], m, b);
+  gather(x, in.o[3], m, c);
   guarded(x, [&] { tensor::wmma_mma(desc, a, b, c, d); });
   scatter(x, in.o[0], m, d);
 }
