@@ -265,10 +265,10 @@ ShadowBudget& budget() {
 
 // Zeroed memory for shadow arenas, straight from the kernel (fresh pages are zero).
 constexpr uint64_t kHugePage = 2u << 20, kArenaMax = 8u << 20;
-void* arena_alloc(uint64_t bytes) {
+void* arena_alloc(uint64_t bytes) {  // bytes: below a huge page, or a multiple of one
   if (bytes < kHugePage) return std::calloc(1, bytes);
   // Aligned to a huge page: over-map by one and trim both ends.
-  const uint64_t len = (bytes + kHugePage - 1) & ~(kHugePage - 1);
+  const uint64_t len = bytes;
   void* m = mmap(nullptr, len + kHugePage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (m == MAP_FAILED) return nullptr;
   const uintptr_t from = reinterpret_cast<uintptr_t>(m), at = (from + kHugePage - 1) & ~uintptr_t(kHugePage - 1);
@@ -281,7 +281,7 @@ void* arena_alloc(uint64_t bytes) {
 }
 void arena_free(void* a, uint64_t bytes) {
   if (bytes < kHugePage) return std::free(a);
-  munmap(a, (bytes + kHugePage - 1) & ~(kHugePage - 1));
+  munmap(a, bytes);
 }
 
 // The shadow of a memory range, in chunks of 16 granules (64 bytes of memory), each made when the
@@ -346,17 +346,19 @@ class Region {
       // of 2 MiB or more come as transparent huge pages where the kernel offers them on request,
       // one fault for what would be hundreds.
       const uint64_t region = nchunks_ * kChunkGranules * sizeof(Cell);  // bytes
-      const uint64_t want = region < kHugePage ? (1u << 14) * sizeof(Cell)
-                                               : std::clamp<uint64_t>(region / 8, kHugePage, kArenaMax);
-      const uint64_t n = std::max<uint64_t>(cells, want / sizeof(Cell));
-      if (!budget().take(n * sizeof(Cell))) return nullptr;
-      void* a = arena_alloc(n * sizeof(Cell));
+      uint64_t bytes = std::max<uint64_t>(cells * sizeof(Cell), region < kHugePage
+                                                                     ? (1u << 14) * sizeof(Cell)
+                                                                     : std::clamp<uint64_t>(region / 8, kHugePage, kArenaMax));
+      if (bytes >= kHugePage) bytes = (bytes + kHugePage - 1) & ~(kHugePage - 1);
+      const uint64_t n = bytes / sizeof(Cell);
+      if (!budget().take(bytes)) return nullptr;
+      void* a = arena_alloc(bytes);
       if (!a) {
-        budget().used -= n * sizeof(Cell);
+        budget().used -= bytes;
         return nullptr;
       }
-      arena_bytes_ += n * sizeof(Cell);
-      arenas_.push_back({a, n * sizeof(Cell)});
+      arena_bytes_ += bytes;
+      arenas_.push_back({a, bytes});
       next_ = static_cast<Cell*>(a);
       left_ = n;
     }
