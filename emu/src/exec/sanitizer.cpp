@@ -45,6 +45,7 @@
 #include <new>
 #include <memory>
 #include <tuple>
+#include <type_traits>
 #include <unordered_map>
 
 #include <sys/mman.h>
@@ -1564,38 +1565,39 @@ void shared_warp(Exec& x, BlockState* bs, uint32_t pc, const uint64_t* addrs, ui
   // settle it: 4, 8 or 16 aligned bytes (whole granules), or bytes and halves of a granule already
   // split into byte cells. The first lane that is neither goes to the loop below, with the rest.
   const uint64_t pc_bits = s_make(0, pc, 0, 0);
-  const bool sized = size == 1 || size == 2 || size == 4 || size == 8 || size == 16;
-  uint32_t n = 0;  // cells of the lane's access
-  auto cells_of = [&](uint64_t a) __attribute__((always_inline)) -> SCell* {  // null: the loop below
-    if (a + size > limit) return nullptr;
-    if (size >= 4) {
-      n = size / 4;
-      return (a & 3) ? nullptr : dense + (a >> 2);
+  // N cells a lane: whole granules, or (Bytes) byte cells of a split one.
+  auto short_paths = [&](auto cells, auto bytes_tag) __attribute__((always_inline)) {
+    constexpr uint32_t n = decltype(cells)::value;
+    constexpr bool bytes = decltype(bytes_tag)::value;
+    auto cells_of = [&](uint64_t a) __attribute__((always_inline)) -> SCell* {  // null: the loop below
+      if (a + size > limit) return nullptr;
+      if constexpr (!bytes) {
+        return (a & 3) ? nullptr : dense + (a >> 2);
+      } else {
+        if ((a & 3) + size > 4 || !(dense[a >> 2].w & sSplit)) return nullptr;
+        SCell* b = sh.byte_cells(a >> 2);
+        return b ? b + (a & 3) : nullptr;
+      }
+    };
+    if (wr) {
+      for (; m; m &= m - 1) {
+        const int lane = __builtin_ctz(m);
+        const uint64_t a = addrs[lane];
+        SCell* cell = cells_of(a);
+        if (!cell) break;
+        const uint32_t t = w0 + uint32_t(lane);
+        auto ordered = [&](SRec r) { return s_clock(r) < floor || s_tid(r) == t; };  // s_ordered
+        bool ok = true;
+        for (uint32_t k = 0; k < n; ++k)
+          ok &= !(cell[k].w & sSplit) &&
+                (!race_on || (ordered(cell[k].w) && ordered(cell[k].r[0]) && ordered(cell[k].r[1])));
+        if (!ok) break;
+        stored.add(lane, a | (1ull << 63));
+        const SRec me = uint64_t(bs->clock_of(t)) | pc_bits | (uint64_t(t) << 54);  // s_make
+        for (uint32_t k = 0; k < n; ++k) cell[k] = SCell{me, {0, 0}};
+      }
+      return;
     }
-    if ((a & 3) + size > 4 || !(dense[a >> 2].w & sSplit)) return nullptr;
-    SCell* bytes = sh.byte_cells(a >> 2);
-    n = size;
-    return bytes ? bytes + (a & 3) : nullptr;
-  };
-  if (wr && sized && dense && !any_vc) {
-    for (; m; m &= m - 1) {
-      const int lane = __builtin_ctz(m);
-      const uint64_t a = addrs[lane];
-      SCell* cell = cells_of(a);
-      if (!cell) break;
-      const uint32_t t = w0 + uint32_t(lane);
-      auto ordered = [&](SRec r) { return s_clock(r) < floor || s_tid(r) == t; };  // s_ordered
-      bool ok = true;
-      for (uint32_t k = 0; k < n; ++k)
-        ok &= !(cell[k].w & sSplit) &&
-              (!race_on || (ordered(cell[k].w) && ordered(cell[k].r[0]) && ordered(cell[k].r[1])));
-      if (!ok) break;
-      stored.add(lane, a | (1ull << 63));
-      const SRec me = uint64_t(bs->clock_of(t)) | pc_bits | (uint64_t(t) << 54);  // s_make
-      for (uint32_t k = 0; k < n; ++k) cell[k] = SCell{me, {0, 0}};
-    }
-  }
-  if (!wr && sized && dense && !any_vc) {
     for (; m; m &= m - 1) {
       const int lane = __builtin_ctz(m);
       const uint64_t a = addrs[lane];
@@ -1613,6 +1615,19 @@ void shared_warp(Exec& x, BlockState* bs, uint32_t pc, const uint64_t* addrs, ui
         const SRec r0 = cell[k].r[0];
         cell[k].r[s_clock(r0) < floor || s_tid(r0) == t ? 0 : 1] = me;  // s_op's read
       }
+    }
+  };
+  if (dense && !any_vc) {
+    using One = std::integral_constant<uint32_t, 1>;
+    using Two = std::integral_constant<uint32_t, 2>;
+    using Four = std::integral_constant<uint32_t, 4>;
+    switch (size) {
+      case 1: short_paths(One{}, std::true_type{}); break;
+      case 2: short_paths(Two{}, std::true_type{}); break;
+      case 4: short_paths(One{}, std::false_type{}); break;
+      case 8: short_paths(Two{}, std::false_type{}); break;
+      case 16: short_paths(Four{}, std::false_type{}); break;
+      default: break;
     }
   }
   for (; m; m &= m - 1) {
@@ -1716,9 +1731,10 @@ __attribute__((noinline)) bool global_sub(BlockState* bs, GShadow* g, uint32_t p
 // access_lane would settle each with its few compares (a plain slot they leave plain, or a full
 // cell), and no thread of the block has a vector clock. False: nothing was changed, the lane loop
 // decides.
-bool global_rows(BlockState* bs, uint32_t w0, uint32_t pc, const uint64_t* addrs, uint32_t size, uint32_t kind,
+template <uint32_t N>  // granules a lane
+bool global_rows(BlockState* bs, uint32_t w0, uint32_t pc, const uint64_t* addrs, uint32_t kind,
                  StoreLanesOf& stored) {
-  const uint32_t n = size / 4;  // granules a lane
+  constexpr uint32_t n = N, size = 4 * N;
   const uint64_t a0 = addrs[0], a31 = addrs[31];
   bool increasing = !(a0 & 3), consecutive = true;
   for (int i = 1; i < 32; ++i) {
@@ -1831,8 +1847,11 @@ void global_warp(Exec& x, BlockState* bs, uint32_t pc, const uint64_t* addrs, ui
   const uint64_t block = bs->block;
   const bool any_vc = !bs->with_vc.empty();  // every thread with a vector clock is in with_vc
   StoreLanesOf stored(x, mask, kind);
-  if (mask == kFullWarp && (size == 4 || size == 8 || size == 16) && !any_vc &&
-      global_rows(bs, w0, pc, addrs, size, kind, stored))
+  if (mask == kFullWarp && !any_vc &&
+      (size == 4    ? global_rows<1>(bs, w0, pc, addrs, kind, stored)
+       : size == 8  ? global_rows<2>(bs, w0, pc, addrs, kind, stored)
+       : size == 16 ? global_rows<4>(bs, w0, pc, addrs, kind, stored)
+                    : false))
     return;
   const Allocation* al = nullptr;
   GShadow* g = nullptr;
