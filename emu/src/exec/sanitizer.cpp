@@ -470,8 +470,9 @@ constexpr uint32_t fNcFull = 1u << 31;
 class NcShadow : public SlotRegion<NcSlot, NcCell> {
  public:
   // An ld.global.nc by thread `me` (key) at `clock` of the granule's bytes in `mask`.
-  void note(NcSlot& s, uint32_t clock, uint32_t me, uint32_t pc, uint8_t mask, uint32_t base) {
-    if (s.pc & fNcFull) {
+  __attribute__((always_inline)) void note(NcSlot& s, uint32_t clock, uint32_t me, uint32_t pc, uint8_t mask,
+                                           uint32_t base) {
+    if (__builtin_expect(s.pc & fNcFull, 0)) {
       NcCell& n = *slot_target<NcCell>(s);
       if (n.clock < base || !n.clock) n = NcCell{clock, me, pc, 0, 0, mask, 0};
       else if (n.key == me) n.bytes |= mask;
@@ -1780,7 +1781,7 @@ bool global_rows(BlockState* bs, uint32_t w0, uint32_t pc, const uint64_t* addrs
       const GSlot r = *slot[j];
       const uint32_t me = me0 + j / n;
       if (r.pc & fSplit) return false;
-      if (r.pc & fSlotFull) {  // as global_warp's lane loop on a full cell
+      if (__builtin_expect(r.pc & fSlotFull, 0)) {  // as global_warp's lane loop on a full cell
         const GCell& c = *slot_cells(r);
         ok &= ordered(c.w, me) && (!wr || (ordered(c.r[0], me) && ordered(c.r[1], me))) &&
               !(nc_load && live(c.w, base) && c.w.key != me);
@@ -1794,7 +1795,7 @@ bool global_rows(BlockState* bs, uint32_t w0, uint32_t pc, const uint64_t* addrs
     for (uint32_t j = 0; j < 32 * n; ++j) {
       const GRec me{me0 + j / n, bs->clock_of(w0 + j / n), flags};
       GSlot& r = *slot[j];
-      if (!(r.pc & fSlotFull)) {
+      if (__builtin_expect(!(r.pc & fSlotFull), 1)) {
         r = wr ? me : GSlot{me.key, me.clock, flags | fSlotRead};
         continue;
       }
