@@ -391,7 +391,6 @@ class Region {
 using GSlot = GRec;
 constexpr uint32_t fSlotRead = 1u << 29;  // the record is the read slot r[0]; the write slot is empty
 constexpr uint32_t fSlotFull = 1u << 30;  // key and clock hold the address of a full cell
-inline bool slot_plain(const GSlot& s) { return !(s.pc & (fSlotFull | fSplit)); }
 // A slot of 12 bytes (three 32-bit words, the last `pc`) pointing to what it stands for: the
 // address in its first 8 bytes, a tag in pc.
 template <class Full, class Slot>
