@@ -408,23 +408,52 @@ inline void point_slot(Slot& s, Full* f, uint32_t tag) {
 }
 inline GCell* slot_cells(const GSlot& s) { return slot_target<GCell>(s); }  // full or byte cells
 
-// Slots, and the full cells some of them point to.
-template <class Slot, class Full>
+// Slots, and the full cells some of them point to. A chunk whose 16 granules were last accessed
+// by 16 consecutive threads of a warp, one granule each in order, at one clock and by one
+// instruction, as a warp reading or writing consecutive 4-byte elements leaves them, is kept as one
+// row record until an access needs its slots: Stretch(row, i) is granule i's slot (the row's thread
+// key plus i). The rows take 12 bytes per chunk, like the chunk table not counted in the budget.
+template <class Slot, class Full, class Stretch>
 class SlotRegion {
  public:
-  void ensure(uint64_t bytes) { slots_.ensure(bytes); }
+  void ensure(uint64_t bytes) {
+    const uint64_t before = slots_.bytes();
+    slots_.ensure(bytes);
+    if (slots_.bytes() == before && rows_) return;
+    std::free(rows_);
+    rows_ = slots_.ok() ? static_cast<Slot*>(std::calloc(slots_.bytes() / (kChunkGranules * 4), sizeof(Slot))) : nullptr;
+  }
   bool ok() const { return slots_.ok(); }
   void release() {
     slots_.release();
     cells_.release();
+    std::free(rows_);
+    rows_ = nullptr;
   }
-  Slot* slot(uint64_t g) { return slots_.granule(g); }  // null: over the budget
-  Slot* peek(uint64_t g) const { return slots_.peek(g); }
+  Slot* slot(uint64_t g) {  // null: over the budget
+    if (__builtin_expect(rows_ && rows_[g / kChunkGranules].clock, 0)) unfold(g / kChunkGranules);
+    return slots_.granule(g);
+  }
+  Slot* peek(uint64_t g) {  // granule g's slot if it has one (a row's is made), else null
+    if (__builtin_expect(rows_ && rows_[g / kChunkGranules].clock, 0)) unfold(g / kChunkGranules);
+    return slots_.peek(g);
+  }
   Full* more(uint64_t n) { return cells_.more(n); }  // null: over the budget
+  // Chunk c's row record (clock 0: no access since the allocation) while the chunk has no slots;
+  // else null.
+  Slot* row(uint64_t c) { return rows_ && !slots_.peek(c * kChunkGranules) ? rows_ + c : nullptr; }
+  // Chunk c's row made into its slots (over the budget: the row is dropped, as a slot would be).
+  void unfold(uint64_t c) {
+    const Slot r = rows_[c];
+    rows_[c] = Slot{};
+    if (Slot* s = slots_.granule(c * kChunkGranules))
+      for (uint32_t i = 0; i < kChunkGranules; ++i) s[i] = Stretch{}(r, i);
+  }
 
  private:
   Region<Slot> slots_;
   Region<Full> cells_;
+  Slot* rows_ = nullptr;
 };
 inline bool live(const GRec& r, uint32_t base) { return r.clock >= base && r.clock; }
 inline GCell decode(const GSlot& s) {
@@ -432,7 +461,10 @@ inline GCell decode(const GSlot& s) {
   (s.pc & fSlotRead ? c.r[0] : c.w) = GRec{s.key, s.clock, s.pc & ~fSlotRead};
   return c;
 }
-class GlobalRace : public SlotRegion<GSlot, GCell> {
+struct GSlotStretch {
+  GSlot operator()(const GSlot& r, uint32_t i) const { return GSlot{r.key + i, r.clock, r.pc}; }
+};
+class GlobalRace : public SlotRegion<GSlot, GCell, GSlotStretch> {
  public:
   // Stores c (a plain slot's decoded state, changed) in the slot: as a record where it has at most
   // one live one, in the write slot or the first read slot, else as a full cell. Over the budget
@@ -466,7 +498,10 @@ struct NcSlot {
   uint32_t clock = 0, key = 0, pc = 0;
 };
 constexpr uint32_t fNcFull = 1u << 31;
-class NcShadow : public SlotRegion<NcSlot, NcCell> {
+struct NcSlotStretch {
+  NcSlot operator()(const NcSlot& r, uint32_t i) const { return NcSlot{r.clock, r.key + i, r.pc}; }
+};
+class NcShadow : public SlotRegion<NcSlot, NcCell, NcSlotStretch> {
  public:
   // An ld.global.nc by thread `me` (key) at `clock` of the granule's bytes in `mask`.
   __attribute__((always_inline)) void note(NcSlot& s, uint32_t clock, uint32_t me, uint32_t pc, uint8_t mask,
@@ -488,7 +523,7 @@ class NcShadow : public SlotRegion<NcSlot, NcCell> {
   }
   // A reader in this launch, other than `me`, of bytes of `mask` of granule g: its key and
   // instruction. False: none.
-  bool reader(uint64_t g, uint8_t mask, uint32_t me, uint32_t base, uint32_t* key, uint32_t* pc) const {
+  bool reader(uint64_t g, uint8_t mask, uint32_t me, uint32_t base, uint32_t* key, uint32_t* pc) {
     const NcSlot* s = peek(g);
     if (!s) return false;
     if (s->pc & fNcFull) {
@@ -1764,10 +1799,25 @@ bool global_rows(BlockState* bs, uint32_t w0, uint32_t pc, const uint64_t* addrs
     // Slot j is granule j % n of lane j / n.
     GSlot* slot[128];
     uint64_t gran[128];
-    for (uint32_t j = 0; j < 32 * n; ++j) {  // a chunk's slots lie together: look each chunk up once
-      gran[j] = (off[j / n] >> 2) + j % n;
-      if (j && gran[j] % kChunkGranules && gran[j] == gran[j - 1] + 1) slot[j] = slot[j - 1] + 1;
-      else if (!(slot[j] = g->race.slot(gran[j]))) return false;
+    for (uint32_t j = 0; j < 32 * n; ++j) gran[j] = (off[j / n] >> 2) + j % n;
+    // Halves of the warp on one whole chunk, lane i on its granule i, whose chunk has no slots: on
+    // its row record (SlotRegion). Their lanes are left out of `lanes`.
+    GSlot* row[2] = {nullptr, nullptr};
+    bool whole[2] = {false, false};
+    uint32_t lanes = ~0u;
+    if constexpr (n == 1)
+      for (uint32_t h = 0; h < 2; ++h) {
+        const uint64_t g0 = gran[16 * h];
+        whole[h] = g0 % kChunkGranules == 0;
+        for (uint32_t i = 1; i < 16; ++i) whole[h] &= gran[16 * h + i] == g0 + i;
+        if (whole[h] && (row[h] = g->race.row(g0 / kChunkGranules))) lanes &= ~(0xFFFFu << (16 * h));
+      }
+    for (uint32_t j = 0; lanes && j < 32 * n; ++j) {  // a chunk's slots lie together: look each chunk up once
+      if (!(lanes >> (j / n) & 1)) continue;
+      if (j && (lanes >> ((j - 1) / n) & 1) && gran[j] % kChunkGranules && gran[j] == gran[j - 1] + 1)
+        slot[j] = slot[j - 1] + 1;
+      else if (!(slot[j] = g->race.slot(gran[j])))
+        return false;
     }
     const uint32_t base = G().launch.base, floor = bs->floor, tpb = bs->tpb, key_base = bs->key_base;
     const uint32_t me0 = key_base + w0;
@@ -1776,7 +1826,16 @@ bool global_rows(BlockState* bs, uint32_t w0, uint32_t pc, const uint64_t* addrs
       return r.clock < base || r.key == me || (r.key - key_base < tpb && r.clock < floor);
     };
     bool ok = true;
-    for (uint32_t j = 0; j < 32 * n; ++j) {
+    for (uint32_t h = 0; h < 2; ++h) {
+      if (!row[h]) continue;
+      const GSlot r = *row[h];
+      for (uint32_t i = 0; i < 16; ++i) {  // granule i's slot is the row stretched (GSlotStretch)
+        const GSlot ri{r.key + i, r.clock, r.pc};
+        ok &= (wr || (r.pc & fSlotRead)) ? ordered(ri, me0 + 16 * h + i) : !live(ri, base);
+      }
+    }
+    for (uint32_t j = 0; lanes && j < 32 * n; ++j) {
+      if (!(lanes >> (j / n) & 1)) continue;
       const GSlot r = *slot[j];
       const uint32_t me = me0 + j / n;
       if (r.pc & fSplit) return false;
@@ -1791,7 +1850,27 @@ bool global_rows(BlockState* bs, uint32_t w0, uint32_t pc, const uint64_t* addrs
     }
     if (!ok) return false;
     const uint32_t flags = (pc & kPcMask) | ((kind & kCta) ? fCta : 0);
-    for (uint32_t j = 0; j < 32 * n; ++j) {
+    // A row takes the half's records as its new row when they share one clock, else the chunk is
+    // made into slots and they are written there.
+    for (uint32_t h = 0; h < 2; ++h) {
+      if (!row[h]) continue;
+      const uint32_t clock = bs->clock_of(w0 + 16 * h);
+      bool one_clock = true;
+      for (uint32_t i = 1; i < 16; ++i) one_clock &= bs->clock_of(w0 + 16 * h + i) == clock;
+      if (one_clock) {
+        *row[h] = GSlot{me0 + 16 * h, clock, wr ? flags : flags | fSlotRead};
+        continue;
+      }
+      const uint64_t c = gran[16 * h] / kChunkGranules;
+      g->race.unfold(c);
+      if (GSlot* sl = g->race.slot(c * kChunkGranules))
+        for (uint32_t i = 0; i < 16; ++i) {
+          const GRec me{me0 + 16 * h + i, bs->clock_of(w0 + 16 * h + i), flags};
+          sl[i] = wr ? me : GSlot{me.key, me.clock, flags | fSlotRead};
+        }
+    }
+    for (uint32_t j = 0; lanes && j < 32 * n; ++j) {
+      if (!(lanes >> (j / n) & 1)) continue;
       const GRec me{me0 + j / n, bs->clock_of(w0 + j / n), flags};
       GSlot& r = *slot[j];
       if (__builtin_expect(!(r.pc & fSlotFull), 1)) {
@@ -1810,8 +1889,25 @@ bool global_rows(BlockState* bs, uint32_t w0, uint32_t pc, const uint64_t* addrs
       }
     }
     if (nc_load) {
+      uint32_t nc_lanes = ~0u;  // as the race rows: a whole chunk's note on its row (NcShadow::note)
+      for (uint32_t h = 0; h < 2; ++h) {
+        if (!whole[h]) continue;
+        NcSlot* r = g->nc.row(gran[16 * h] / kChunkGranules);
+        const uint32_t clock = bs->clock_of(w0 + 16 * h), key = me0 + 16 * h;
+        bool one_clock = true;
+        for (uint32_t i = 1; i < 16; ++i) one_clock &= bs->clock_of(w0 + 16 * h + i) == clock;
+        if (!r || !one_clock || (r->clock >= base && r->clock && r->key != key)) continue;
+        nc_lanes &= ~(0xFFFFu << (16 * h));
+        g->nc_last = std::max(g->nc_last, clock);
+        if (r->clock >= base && r->clock) r->pc |= 0xFu << 24;
+        else *r = NcSlot{clock, key, (pc & kPcMask) | 0xFu << 24};
+      }
       NcSlot* nc = nullptr;
-      for (uint32_t j = 0; j < 32 * n; ++j) {
+      for (uint32_t j = 0; nc_lanes && j < 32 * n; ++j) {
+        if (!(nc_lanes >> (j / n) & 1)) {
+          nc = nullptr;
+          continue;
+        }
         const uint32_t clock = bs->clock_of(w0 + j / n);
         g->nc_last = std::max(g->nc_last, clock);
         nc = nc && gran[j] % kChunkGranules && gran[j] == gran[j - 1] + 1 ? nc + 1 : g->nc.slot(gran[j]);

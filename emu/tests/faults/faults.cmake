@@ -323,6 +323,10 @@ fault_check(nc_after_write_bytes KERNEL k_neighbour BLOCK "0,0,0" THREAD "32,0,0
 fault_check(nc_second_reader KERNEL k_take BLOCK "0,0,0" THREAD "0,0,0"
   INST "st\\.global\\.[bsu]32 "
   WHAT "this write of 4 bytes at address 0x[0-9a-f]+ \\(0 bytes into a cudaMalloc allocation of 4 bytes at 0x[0-9a-f]+\\) changes memory that a non-coherent load by block \\(0,0,0\\) thread \\(1,0,0\\), 'ld\\.global\\.nc\\.[bsu]32 [^']*' at ([^\n]*[ (])?nc_second_reader\\.cu:@PARTNER@([^0-9,][^,]*)?, read earlier in this launch: ${nc_rule}[^\n]*")
+# The same when the loads are whole warps on consecutive words, first recorded a piece at a time.
+fault_check(nc_rows KERNEL k_weigh BLOCK "0,0,0" THREAD "32,0,0"
+  INST "st\\.global\\.f32 "
+  WHAT "this write of 4 bytes at address 0x[0-9a-f]+ \\(128 bytes into a cudaMalloc allocation of 256 bytes at 0x[0-9a-f]+\\) changes memory that a non-coherent load by block \\(0,0,0\\) thread \\(64,0,0\\), 'ld\\.global\\.nc\\.f32 [^']*' at ([^\n]*[ (])?nc_rows\\.cu:@PARTNER@([^0-9,][^,]*)?, read earlier in this launch: ${nc_rule}[^\n]*")
 # An uninitialized shared read is reported where its value is used (stored, an address, a branch),
 # naming the use; one whose value is discarded (selected away, as CUB's merge does) is not.
 fault_check(init_shared KERNEL k_diff BLOCK "0,0,0" THREAD "127,0,0"
