@@ -303,6 +303,10 @@ fault_check(race_global_vector KERNEL k_write_read BLOCK "1,0,0" THREAD "0,0,0"
 fault_check(race_global_after_reads KERNEL k_reads_write BLOCK "2,0,0" THREAD "0,0,0"
   INST "st\\.global\\.[bsu]32 "
   WHAT "race on global memory at address 0x[0-9a-f]+ \\(0 bytes into a cudaMalloc allocation of 256 bytes at 0x[0-9a-f]+\\): this write of 4 bytes and an earlier read by block \\(0,0,0\\) thread \\(0,0,0\\), 'ld\\.global\\.[bsu]32 [^']*' at ([^\n]*[ (])?race_global_after_reads\\.cu:@PARTNER@([^0-9,][^,]*)?, ${unordered}")
+# A word written after the writer's release: each lane's clock kept, lane 5's past the release.
+fault_check(race_publish_early KERNEL k_publish BLOCK "1,0,0" THREAD "0,0,0"
+  INST "ld\\.global\\.[bsu]32 "
+  WHAT "race on global memory at address 0x[0-9a-f]+ \\(20 bytes into a cudaMalloc allocation of 128 bytes at 0x[0-9a-f]+\\): this read of 4 bytes and an earlier write by block \\(0,0,0\\) thread \\(5,0,0\\), 'st\\.global\\.[bsu]32 [^']*' at ([^\n]*[ (])?race_publish_early\\.cu:@PARTNER@([^0-9,][^,]*)?, ${unordered}: this thread acquired a release by that block, but one that began before the write was ordered into it \\([^\n]*\\)")
 # A store published by an atomic without the fence between them.
 fault_check(race_missing_fence KERNEL k_sum BLOCK "[1-9],0,0" THREAD "0,0,0"
   INST "ld\\.global\\.[bsu]32 "
