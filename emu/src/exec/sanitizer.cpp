@@ -625,6 +625,7 @@ struct BlockState {
   // A thread's clock is its own count or the floor, whichever is higher: a barrier of the whole
   // block raises every clock by raising the floor.
   uint32_t clock_of(uint32_t i) const { return std::max(own_[i], floor); }
+  const uint32_t* own_clocks() const { return own_.data(); }  // clock_of without the floor
   void tick(uint32_t i) {
     own_[i] = clock_of(i) + 1;
     top = std::max(top, own_[i]);
@@ -1580,7 +1581,75 @@ struct StoreLanesOf {
     se->lanes |= 1u << lane;
     se->loc[lane] = loc;
   }
+  void add_warp(const uint64_t* locs) {  // add(lane, locs[lane]) for every lane
+    if (!se) return;
+    se->id = id;
+    se->lanes = kFullWarp;
+    std::memcpy(se->loc, locs, sizeof se->loc);
+  }
 };
+
+// shared_warp's short path for reads of aligned words (a word whose write record has a clock in
+// [w_lo, w_hi) takes the reader's record as s_op's read would), a word at a time rather than a lane
+// at a time, for a full warp whose addresses show which lanes read one word: runs of equal
+// addresses (a row element broadcast to half a warp), or a second half repeating the first's
+// increasing words (a row of a tile read by two rows of threads). Under s_op, the reads of one word
+// by lanes l1 < ... < lk end with r[0] lane l1's record and r[1] lane lk's (k > 1) when the word's
+// r[0] is ordered by the floor (stale): the first reader takes r[0] and every later one finds it
+// taken by a thread of this epoch. When r[0] already is a thread's of this epoch, that thread's
+// lane (if it reads the word) takes r[0] again and every other lane r[1]. Runs are taken in lane
+// order; the repeating halves' groups are of different words, so their order does not matter.
+// False: nothing was changed (another pattern, or a word the lane loop would not settle).
+__attribute__((noinline)) bool shared_word_groups(SCell* dense, uint64_t limit, const uint64_t* addrs, uint32_t w_lo,
+                                                  uint64_t w_hi, uint32_t floor, const uint32_t* own, uint32_t w0,
+                                                  uint64_t pc_bits) {
+  struct Group {
+    uint8_t first, last, step;
+  };
+  Group groups[16];
+  uint32_t n = 0;
+  uint32_t heads = 1;  // lanes whose address differs from the lane before
+  for (int l = 1; l < 32; ++l) heads |= uint32_t(addrs[l] != addrs[l - 1]) << l;
+  if (__builtin_popcount(heads) <= 4) {
+    for (uint32_t h = heads; h; h &= h - 1) {
+      const uint32_t first = __builtin_ctz(h), next = (h & (h - 1)) ? __builtin_ctz(h & (h - 1)) : 32;
+      groups[n++] = Group{uint8_t(first), uint8_t(next - 1), 1};
+    }
+  } else {
+    bool repeat = true;
+    for (int l = 0; l < 16; ++l) repeat &= addrs[l + 16] == addrs[l] && (l == 0 || addrs[l] > addrs[l - 1]);
+    if (!repeat) return false;
+    for (uint8_t l = 0; l < 16; ++l) groups[n++] = Group{l, uint8_t(l + 16), 16};
+  }
+  const uint64_t span = w_hi > w_lo ? w_hi - w_lo : 0;
+  for (uint32_t i = 0; i < n; ++i) {  // the lane loop's tests, before anything changes
+    const uint64_t a = addrs[groups[i].first];
+    if (a + 4 > limit || (a & 3)) return false;
+    const SRec w = dense[a >> 2].w;
+    if ((w & sSplit) || uint32_t(s_clock(w) - w_lo) >= span) return false;
+  }
+  auto me = [&](uint32_t lane) __attribute__((always_inline)) {  // s_make
+    const uint32_t t = w0 + lane;
+    return uint64_t(std::max(own[t], floor)) | pc_bits | (uint64_t(t) << 54);
+  };
+  for (uint32_t i = 0; i < n; ++i) {
+    const Group g = groups[i];
+    SCell& cell = dense[addrs[g.first] >> 2];
+    if (s_clock(cell.r[0]) < floor) {
+      cell.r[0] = me(g.first);
+      if (g.last != g.first) cell.r[1] = me(g.last);
+      continue;
+    }
+    // r[0] held by thread `holder` of this epoch: its lane (if in the group) takes r[0], every other
+    // lane r[1].
+    const uint32_t holder = s_tid(cell.r[0]) - w0;
+    const bool in_group = holder >= g.first && holder <= g.last && !((holder - g.first) & (g.step - 1));
+    if (in_group) cell.r[0] = me(holder);
+    if (!in_group || holder != g.last) cell.r[1] = me(g.last);
+    else if (g.last != g.first) cell.r[1] = me(g.last - g.step);
+  }
+  return true;
+}
 
 void shared_warp(Exec& x, BlockState* bs, uint32_t pc, const uint64_t* addrs, uint32_t size, uint32_t mask,
                  uint32_t kind) {
@@ -1632,6 +1701,11 @@ void shared_warp(Exec& x, BlockState* bs, uint32_t pc, const uint64_t* addrs, ui
         for (uint32_t k = 0; k < n; ++k) cell[k] = SCell{me, {0, 0}};
       }
       return;
+    }
+    if constexpr (n == 1 && !bytes) {
+      if (m == kFullWarp && shared_word_groups(dense, limit, addrs, init_on ? start : 0,
+                                               race_on ? floor : uint64_t(1) << 32, floor, bs->own_clocks(), w0, pc_bits))
+        return void(m = 0);
     }
     for (; m; m &= m - 1) {
       const int lane = __builtin_ctz(m);
@@ -1771,11 +1845,13 @@ bool global_rows(BlockState* bs, uint32_t w0, uint32_t pc, const uint64_t* addrs
                  StoreLanesOf& stored) {
   constexpr uint32_t n = N, size = 4 * N;
   const uint64_t a0 = addrs[0], a31 = addrs[31];
-  bool increasing = !(a0 & 3), consecutive = true;
-  for (int i = 1; i < 32; ++i) {
-    increasing &= addrs[i] >= addrs[i - 1] + size && !(addrs[i] & 3);
-    consecutive &= addrs[i] == a0 + size * uint64_t(i);
-  }
+  uint64_t bits = 0, apart = 0;  // loops the compiler vectorizes
+  for (int i = 0; i < 32; ++i) bits |= addrs[i];
+  for (int i = 0; i < 32; ++i) apart |= addrs[i] ^ (a0 + size * uint64_t(i));
+  const bool consecutive = !apart;
+  bool increasing = !(bits & 3);
+  if (!consecutive)
+    for (int i = 1; i < 32; ++i) increasing &= addrs[i] >= addrs[i - 1] + size;
   if (!increasing || a31 + size - a0 > ~0u) return false;
   const Allocation* al = global_of(a0, uint32_t(a31 + size - a0));
   if (!al) return false;
@@ -1850,14 +1926,21 @@ bool global_rows(BlockState* bs, uint32_t w0, uint32_t pc, const uint64_t* addrs
     }
     if (!ok) return false;
     const uint32_t flags = (pc & kPcMask) | ((kind & kCta) ? fCta : 0);
+    // Half h's threads' one clock (false: they differ).
+    auto half_clock = [&](uint32_t h, uint32_t* clock) {
+      const uint32_t* own = bs->own_clocks() + w0 + 16 * h;
+      const uint32_t c = std::max(own[0], floor);  // clock_of
+      uint32_t differ = 0;
+      for (uint32_t i = 1; i < 16; ++i) differ |= std::max(own[i], floor) ^ c;
+      *clock = c;
+      return !differ;
+    };
     // A row takes the half's records as its new row when they share one clock, else the chunk is
     // made into slots and they are written there.
     for (uint32_t h = 0; h < 2; ++h) {
       if (!row[h]) continue;
-      const uint32_t clock = bs->clock_of(w0 + 16 * h);
-      bool one_clock = true;
-      for (uint32_t i = 1; i < 16; ++i) one_clock &= bs->clock_of(w0 + 16 * h + i) == clock;
-      if (one_clock) {
+      uint32_t clock;
+      if (half_clock(h, &clock)) {
         *row[h] = GSlot{me0 + 16 * h, clock, wr ? flags : flags | fSlotRead};
         continue;
       }
@@ -1893,10 +1976,9 @@ bool global_rows(BlockState* bs, uint32_t w0, uint32_t pc, const uint64_t* addrs
       for (uint32_t h = 0; h < 2; ++h) {
         if (!whole[h]) continue;
         NcSlot* r = g->nc.row(gran[16 * h] / kChunkGranules);
-        const uint32_t clock = bs->clock_of(w0 + 16 * h), key = me0 + 16 * h;
-        bool one_clock = true;
-        for (uint32_t i = 1; i < 16; ++i) one_clock &= bs->clock_of(w0 + 16 * h + i) == clock;
-        if (!r || !one_clock || (r->clock >= base && r->clock && r->key != key)) continue;
+        const uint32_t key = me0 + 16 * h;
+        uint32_t clock;
+        if (!r || !half_clock(h, &clock) || (r->clock >= base && r->clock && r->key != key)) continue;
         nc_lanes &= ~(0xFFFFu << (16 * h));
         g->nc_last = std::max(g->nc_last, clock);
         if (r->clock >= base && r->clock) r->pc |= 0xFu << 24;
@@ -1919,8 +2001,7 @@ bool global_rows(BlockState* bs, uint32_t w0, uint32_t pc, const uint64_t* addrs
     if (consecutive) bits_set(init, off[0], 32 * size);
     else for (int i = 0; i < 32; ++i) bits_set(init, off[i], size);
   }
-  if (stored.se)
-    for (int i = 0; i < 32; ++i) stored.add(i, addrs[i]);
+  stored.add_warp(addrs);
   // Consecutive elements: as 32 lanes' notes, the first lane's, then the rest, which can only
   // extend the range the first one's lies in (runtime/streams.h).
   if (streams::g_recording) {
