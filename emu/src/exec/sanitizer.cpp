@@ -1600,25 +1600,30 @@ struct StoreLanesOf {
 // lane (if it reads the word) takes r[0] again and every other lane r[1]. Runs are taken in lane
 // order; the repeating halves' groups are of different words, so their order does not matter.
 // False: nothing was changed (another pattern, or a word the lane loop would not settle).
-__attribute__((noinline)) bool shared_word_groups(SCell* dense, uint64_t limit, const uint64_t* addrs, uint32_t w_lo,
-                                                  uint64_t w_hi, uint32_t floor, const uint32_t* own, uint32_t w0,
-                                                  uint64_t pc_bits) {
+__attribute__((always_inline)) inline bool shared_word_groups_body(SCell* dense, uint64_t limit, const uint64_t* addrs,
+                                                                  uint32_t w_lo, uint64_t w_hi, uint32_t floor,
+                                                                  const uint32_t* own, uint32_t w0, uint64_t pc_bits) {
+  // The warp's shape, in loops the compiler vectorizes: lanes whose address differs from the lane
+  // before, and whether the second half repeats the first's increasing addresses.
+  uint32_t heads = 1;
+  for (int l = 1; l < 32; ++l) heads |= uint32_t(addrs[l] != addrs[l - 1]) << l;
+  uint64_t differ = 0;
+  uint32_t increasing = 1;
+  for (int l = 0; l < 16; ++l) differ |= addrs[l + 16] ^ addrs[l];
+  for (int l = 1; l < 16; ++l) increasing &= addrs[l] > addrs[l - 1];
+  const bool runs = __builtin_popcount(heads) <= 4, repeat = !differ && increasing;
+  if (!runs && !repeat) return false;
   struct Group {
     uint8_t first, last, step;
   };
   Group groups[16];
   uint32_t n = 0;
-  uint32_t heads = 1;  // lanes whose address differs from the lane before
-  for (int l = 1; l < 32; ++l) heads |= uint32_t(addrs[l] != addrs[l - 1]) << l;
-  if (__builtin_popcount(heads) <= 4) {
+  if (runs) {
     for (uint32_t h = heads; h; h &= h - 1) {
       const uint32_t first = __builtin_ctz(h), next = (h & (h - 1)) ? __builtin_ctz(h & (h - 1)) : 32;
       groups[n++] = Group{uint8_t(first), uint8_t(next - 1), 1};
     }
   } else {
-    bool repeat = true;
-    for (int l = 0; l < 16; ++l) repeat &= addrs[l + 16] == addrs[l] && (l == 0 || addrs[l] > addrs[l - 1]);
-    if (!repeat) return false;
     for (uint8_t l = 0; l < 16; ++l) groups[n++] = Group{l, uint8_t(l + 16), 16};
   }
   const uint64_t span = w_hi > w_lo ? w_hi - w_lo : 0;
@@ -1628,27 +1633,39 @@ __attribute__((noinline)) bool shared_word_groups(SCell* dense, uint64_t limit, 
     const SRec w = dense[a >> 2].w;
     if ((w & sSplit) || uint32_t(s_clock(w) - w_lo) >= span) return false;
   }
-  auto me = [&](uint32_t lane) __attribute__((always_inline)) {  // s_make
-    const uint32_t t = w0 + lane;
-    return uint64_t(std::max(own[t], floor)) | pc_bits | (uint64_t(t) << 54);
-  };
+  uint64_t me[32];  // each lane's record (s_make)
+  for (uint32_t l = 0; l < 32; ++l) me[l] = uint64_t(std::max(own[w0 + l], floor)) | pc_bits | (uint64_t(w0 + l) << 54);
   for (uint32_t i = 0; i < n; ++i) {
     const Group g = groups[i];
     SCell& cell = dense[addrs[g.first] >> 2];
     if (s_clock(cell.r[0]) < floor) {
-      cell.r[0] = me(g.first);
-      if (g.last != g.first) cell.r[1] = me(g.last);
+      cell.r[0] = me[g.first];
+      if (g.last != g.first) cell.r[1] = me[g.last];
       continue;
     }
     // r[0] held by thread `holder` of this epoch: its lane (if in the group) takes r[0], every other
     // lane r[1].
     const uint32_t holder = s_tid(cell.r[0]) - w0;
     const bool in_group = holder >= g.first && holder <= g.last && !((holder - g.first) & (g.step - 1));
-    if (in_group) cell.r[0] = me(holder);
-    if (!in_group || holder != g.last) cell.r[1] = me(g.last);
-    else if (g.last != g.first) cell.r[1] = me(g.last - g.step);
+    if (in_group) cell.r[0] = me[holder];
+    if (!in_group || holder != g.last) cell.r[1] = me[g.last];
+    else if (g.last != g.first) cell.r[1] = me[g.last - g.step];
   }
   return true;
+}
+__attribute__((noinline, target("avx2"))) bool shared_word_groups_avx2(SCell* dense, uint64_t limit,
+                                                                      const uint64_t* addrs, uint32_t w_lo,
+                                                                      uint64_t w_hi, uint32_t floor,
+                                                                      const uint32_t* own, uint32_t w0,
+                                                                      uint64_t pc_bits) {
+  return shared_word_groups_body(dense, limit, addrs, w_lo, w_hi, floor, own, w0, pc_bits);
+}
+__attribute__((noinline)) bool shared_word_groups(SCell* dense, uint64_t limit, const uint64_t* addrs, uint32_t w_lo,
+                                                  uint64_t w_hi, uint32_t floor, const uint32_t* own, uint32_t w0,
+                                                  uint64_t pc_bits) {
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  if (avx2) return shared_word_groups_avx2(dense, limit, addrs, w_lo, w_hi, floor, own, w0, pc_bits);
+  return shared_word_groups_body(dense, limit, addrs, w_lo, w_hi, floor, own, w0, pc_bits);
 }
 
 void shared_warp(Exec& x, BlockState* bs, uint32_t pc, const uint64_t* addrs, uint32_t size, uint32_t mask,
@@ -1849,6 +1866,14 @@ bool global_rows(BlockState* bs, uint32_t w0, uint32_t pc, const uint64_t* addrs
   for (int i = 0; i < 32; ++i) bits |= addrs[i];
   for (int i = 0; i < 32; ++i) apart |= addrs[i] ^ (a0 + size * uint64_t(i));
   const bool consecutive = !apart;
+  // Runs of consecutive elements: the whole warp, or each half (two rows of a tile), else lanes.
+  uint32_t run_lanes = 32;
+  if (!consecutive) {
+    uint64_t apart_halves = 0;
+    for (int i = 0; i < 16; ++i) apart_halves |= addrs[i] ^ (a0 + size * uint64_t(i));
+    for (int i = 0; i < 16; ++i) apart_halves |= addrs[16 + i] ^ (addrs[16] + size * uint64_t(i));
+    run_lanes = apart_halves ? 1 : 16;
+  }
   bool increasing = !(bits & 3);
   if (!consecutive)
     for (int i = 1; i < 32; ++i) increasing &= addrs[i] >= addrs[i - 1] + size;
@@ -1861,14 +1886,9 @@ bool global_rows(BlockState* bs, uint32_t w0, uint32_t pc, const uint64_t* addrs
   uint64_t off[32];
   for (int i = 0; i < 32; ++i) off[i] = addrs[i] - al->base;
   uint64_t* init = init_on ? g->init : nullptr;
-  if (init && !wr) {  // uninit_global
-    if (consecutive) {
-      if (!bits_all(init, off[0], 32 * size)) return false;
-    } else {
-      for (int i = 0; i < 32; ++i)
-        if (!bits_all(init, off[i], size)) return false;
-    }
-  }
+  if (init && !wr)  // uninit_global
+    for (uint32_t i = 0; i < 32; i += run_lanes)
+      if (!bits_all(init, off[i], run_lanes * size)) return false;
   if (race_on && g->race.ok()) {
     if (wr && g->nc.ok() && g->nc_last >= G().launch.base) return false;  // nc_access
     if (nc_load && !g->nc.ok()) return false;                            // made by nc_access
@@ -1997,21 +2017,16 @@ bool global_rows(BlockState* bs, uint32_t w0, uint32_t pc, const uint64_t* addrs
       }
     }
   }
-  if (init && wr) {
-    if (consecutive) bits_set(init, off[0], 32 * size);
-    else for (int i = 0; i < 32; ++i) bits_set(init, off[i], size);
-  }
+  if (init && wr)
+    for (uint32_t i = 0; i < 32; i += run_lanes) bits_set(init, off[i], run_lanes * size);
   stored.add_warp(addrs);
-  // Consecutive elements: as 32 lanes' notes, the first lane's, then the rest, which can only
-  // extend the range the first one's lies in (runtime/streams.h).
-  if (streams::g_recording) {
-    if (consecutive) {
-      streams::note_access(a0, size, kind);
-      streams::note_access(a0 + size, 31 * size, kind);
-    } else {
-      for (int i = 0; i < 32; ++i) streams::note_access(addrs[i], size, kind);
+  // A run of consecutive elements: as its lanes' notes, the first lane's, then the rest, which can
+  // only extend the range the first one's lies in (runtime/streams.h).
+  if (streams::g_recording)
+    for (uint32_t i = 0; i < 32; i += run_lanes) {
+      streams::note_access(addrs[i], size, kind);
+      if (run_lanes > 1) streams::note_access(addrs[i] + size, (run_lanes - 1) * size, kind);
     }
-  }
   return true;
 }
 

@@ -405,6 +405,18 @@ fault_check(race_shared_warps KERNEL k_stage BLOCK "0,0,0" THREAD "0,0,0"
 fault_check(race_shared_after_reads KERNEL k_reuse BLOCK "0,0,0" THREAD "0,0,0"
   INST "st\\.shared\\.[bsu]32 "
   WHAT "race on shared memory at address 0x0: this write of 4 bytes and an earlier read by block \\(0,0,0\\) thread \\((32|64),0,0\\), 'ld\\.shared\\.[bsu]32 [^']*' at ([^\n]*[ (])?race_shared_after_reads\\.cu:@PARTNER@([^0-9,][^,]*)?, ${unordered}")
+# A warp's reads of runs of one word (settled a word at a time) keep the word's earlier reader.
+fault_check(race_shared_runs KERNEL k_pairs BLOCK "0,0,0" THREAD "0,0,0"
+  INST "st\\.shared\\.[bsu]32 "
+  WHAT "race on shared memory at address 0x0: this write of 4 bytes and an earlier read by block \\(0,0,0\\) thread \\(20,0,0\\), 'ld\\.volatile\\.shared\\.[bsu]32 [^']*' at ([^\n]*[ (])?race_shared_runs\\.cu:@PARTNER@([^0-9,][^,]*)?, ${unordered}")
+# The same with a run of one lane at the warp's end.
+fault_check(race_shared_last_lane KERNEL k_count BLOCK "0,0,0" THREAD "0,0,0"
+  INST "st\\.shared\\.[bsu]32 "
+  WHAT "race on shared memory at address 0x4: this write of 4 bytes and an earlier read by block \\(0,0,0\\) thread \\(31,0,0\\), 'ld\\.shared\\.[bsu]32 [^']*' at ([^\n]*[ (])?race_shared_last_lane\\.cu:@PARTNER@([^0-9,][^,]*)?, ${unordered}")
+# The same when the word's first read slot holds the last lane's earlier read.
+fault_check(race_shared_last_reader KERNEL k_offsets BLOCK "0,0,0" THREAD "31,0,0"
+  INST "st\\.shared\\.[bsu]32 "
+  WHAT "race on shared memory at address 0x0: this write of 4 bytes and an earlier read by block \\(0,0,0\\) thread \\(30,0,0\\), 'ld\\.shared\\.[bsu]32 [^']*' at ([^\n]*[ (])?race_shared_last_reader\\.cu:@PARTNER@([^0-9,][^,]*)?, ${unordered}")
 # Vector accesses (float4) racing in their last word only: every word is checked.
 fault_check(race_shared_vector KERNEL k_groups BLOCK "0,0,0" THREAD "0,0,0"
   INST "ld\\.shared\\.v4\\.f32 "
