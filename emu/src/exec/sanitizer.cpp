@@ -1613,6 +1613,39 @@ __attribute__((always_inline)) inline bool shared_word_groups_body(SCell* dense,
   for (int l = 1; l < 16; ++l) increasing &= addrs[l] > addrs[l - 1];
   const bool runs = __builtin_popcount(heads) <= 4, repeat = !differ && increasing;
   if (!runs && !repeat) return false;
+  const uint64_t span = w_hi > w_lo ? w_hi - w_lo : 0;
+  uint64_t me[32];  // each lane's record (s_make)
+  uint32_t clock[32];
+  for (uint32_t l = 0; l < 32; ++l) clock[l] = std::max(own[w0 + l], floor);
+  for (uint32_t l = 0; l < 32; ++l) me[l] = uint64_t(clock[l]) | pc_bits | (uint64_t(w0 + l) << 54);
+  uint64_t row = 0;  // zero: the repeated half is 16 consecutive words
+  for (int l = 0; l < 16; ++l) row |= addrs[l] ^ (addrs[0] + 4 * uint64_t(l));
+  if (!runs && !row) {  // the commonest shape, a row of a tile read by two rows of threads
+    const uint64_t a = addrs[0];
+    if (a + 64 > limit || (a & 3)) return false;
+    SCell* const cells = dense + (a >> 2);
+    uint32_t bad = 0;
+    for (int l = 0; l < 16; ++l) {
+      const SRec w = cells[l].w;
+      bad |= uint32_t((w & sSplit) != 0) | uint32_t(uint32_t(s_clock(w) - w_lo) >= span);
+    }
+    if (bad) return false;
+    for (uint32_t l = 0; l < 16; ++l) {  // lanes l and l + 16, as the groups below
+      SCell& cell = cells[l];
+      const SRec r0 = cell.r[0];
+      const uint32_t holder = s_tid(r0) - w0;
+      if (s_clock(r0) < floor || holder == l) {
+        cell.r[0] = me[l];
+        cell.r[1] = me[l + 16];
+      } else if (holder == l + 16) {
+        cell.r[0] = me[l + 16];
+        cell.r[1] = me[l];
+      } else {
+        cell.r[1] = me[l + 16];
+      }
+    }
+    return true;
+  }
   struct Group {
     uint8_t first, last, step;
   };
@@ -1626,15 +1659,12 @@ __attribute__((always_inline)) inline bool shared_word_groups_body(SCell* dense,
   } else {
     for (uint8_t l = 0; l < 16; ++l) groups[n++] = Group{l, uint8_t(l + 16), 16};
   }
-  const uint64_t span = w_hi > w_lo ? w_hi - w_lo : 0;
   for (uint32_t i = 0; i < n; ++i) {  // the lane loop's tests, before anything changes
     const uint64_t a = addrs[groups[i].first];
     if (a + 4 > limit || (a & 3)) return false;
     const SRec w = dense[a >> 2].w;
     if ((w & sSplit) || uint32_t(s_clock(w) - w_lo) >= span) return false;
   }
-  uint64_t me[32];  // each lane's record (s_make)
-  for (uint32_t l = 0; l < 32; ++l) me[l] = uint64_t(std::max(own[w0 + l], floor)) | pc_bits | (uint64_t(w0 + l) << 54);
   for (uint32_t i = 0; i < n; ++i) {
     const Group g = groups[i];
     SCell& cell = dense[addrs[g.first] >> 2];

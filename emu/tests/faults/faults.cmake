@@ -417,6 +417,14 @@ fault_check(race_shared_last_lane KERNEL k_count BLOCK "0,0,0" THREAD "0,0,0"
 fault_check(race_shared_last_reader KERNEL k_offsets BLOCK "0,0,0" THREAD "31,0,0"
   INST "st\\.shared\\.[bsu]32 "
   WHAT "race on shared memory at address 0x0: this write of 4 bytes and an earlier read by block \\(0,0,0\\) thread \\(30,0,0\\), 'ld\\.shared\\.[bsu]32 [^']*' at ([^\n]*[ (])?race_shared_last_reader\\.cu:@PARTNER@([^0-9,][^,]*)?, ${unordered}")
+# A row of words read by both halves of a warp (settled a word at a time), with the word's first
+# read slot already a lane's: the second half's (lane 20) or the first half's (lane 4).
+fault_check(race_shared_row_second KERNEL k_row BLOCK "0,0,0" THREAD "20,0,0"
+  INST "st\\.shared\\.[bsu]32 "
+  WHAT "race on shared memory at address 0x10: this write of 4 bytes and an earlier read by block \\(0,0,0\\) thread \\(4,0,0\\), 'ld\\.shared\\.[bsu]32 [^']*' at ([^\n]*[ (])?race_shared_row_second\\.cu:@PARTNER@([^0-9,][^,]*)?, ${unordered}")
+fault_check(race_shared_row_first KERNEL k_row BLOCK "0,0,0" THREAD "20,0,0"
+  INST "st\\.shared\\.[bsu]32 "
+  WHAT "race on shared memory at address 0x10: this write of 4 bytes and an earlier read by block \\(0,0,0\\) thread \\(4,0,0\\), 'ld\\.shared\\.[bsu]32 [^']*' at ([^\n]*[ (])?race_shared_row_first\\.cu:@PARTNER@([^0-9,][^,]*)?, ${unordered}")
 # Vector accesses (float4) racing in their last word only: every word is checked.
 fault_check(race_shared_vector KERNEL k_groups BLOCK "0,0,0" THREAD "0,0,0"
   INST "ld\\.shared\\.v4\\.f32 "
