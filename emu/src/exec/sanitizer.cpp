@@ -1934,8 +1934,7 @@ bool global_rows(BlockState* bs, uint32_t w0, uint32_t pc, const uint64_t* addrs
     if constexpr (n == 1)
       for (uint32_t h = 0; h < 2; ++h) {
         const uint64_t g0 = gran[16 * h];
-        whole[h] = g0 % kChunkGranules == 0;
-        for (uint32_t i = 1; i < 16; ++i) whole[h] &= gran[16 * h + i] == g0 + i;
+        whole[h] = run_lanes >= 16 && g0 % kChunkGranules == 0;  // a run of 16 consecutive words
         if (whole[h] && (row[h] = g->race.row(g0 / kChunkGranules))) lanes &= ~(0xFFFFu << (16 * h));
       }
     for (uint32_t j = 0; lanes && j < 32 * n; ++j) {  // a chunk's slots lie together: look each chunk up once
@@ -1976,14 +1975,20 @@ bool global_rows(BlockState* bs, uint32_t w0, uint32_t pc, const uint64_t* addrs
     }
     if (!ok) return false;
     const uint32_t flags = (pc & kPcMask) | ((kind & kCta) ? fCta : 0);
-    // Half h's threads' one clock (false: they differ).
+    // Half h's threads' one clock (false: they differ), worked out once.
+    int one_clock[2] = {-1, -1};
+    uint32_t half_clocks[2] = {0, 0};
     auto half_clock = [&](uint32_t h, uint32_t* clock) {
-      const uint32_t* own = bs->own_clocks() + w0 + 16 * h;
-      const uint32_t c = std::max(own[0], floor);  // clock_of
-      uint32_t differ = 0;
-      for (uint32_t i = 1; i < 16; ++i) differ |= std::max(own[i], floor) ^ c;
-      *clock = c;
-      return !differ;
+      if (one_clock[h] < 0) {
+        const uint32_t* own = bs->own_clocks() + w0 + 16 * h;
+        const uint32_t c = std::max(own[0], floor);  // clock_of
+        uint32_t differ = 0;
+        for (uint32_t i = 1; i < 16; ++i) differ |= std::max(own[i], floor) ^ c;
+        half_clocks[h] = c;
+        one_clock[h] = !differ;
+      }
+      *clock = half_clocks[h];
+      return one_clock[h] == 1;
     };
     // A row takes the half's records as its new row when they share one clock, else the chunk is
     // made into slots and they are written there.
