@@ -416,6 +416,10 @@ inline GCell* slot_cells(const GSlot& s) { return slot_target<GCell>(s); }  // f
 template <class Slot, class Full, class Stretch>
 class SlotRegion {
  public:
+  SlotRegion() = default;
+  SlotRegion(const SlotRegion&) = delete;
+  SlotRegion& operator=(const SlotRegion&) = delete;
+  ~SlotRegion() { std::free(rows_); }
   void ensure(uint64_t bytes) {
     const uint64_t before = slots_.bytes();
     slots_.ensure(bytes);
