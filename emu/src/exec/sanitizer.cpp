@@ -605,6 +605,14 @@ struct WarpUndefined {
   uint32_t marked = 0;  // registers with any lane marked
 };
 
+// A warp's plain read of whole shared granules whose records shared_warp left for later (see
+// defer_read): the lanes' byte offsets, the granules each lane reads (1, 2 or 4), the instruction.
+struct DeferredRead {
+  uint64_t pc_bits;  // s_make(0, pc, 0, 0)
+  uint32_t w0, mask, cells;
+  uint32_t addr[32];
+};
+
 }  // namespace
 
 struct BlockState {
@@ -626,6 +634,14 @@ struct BlockState {
   // that accessed it, its latest access (clock, instruction), checked when the block exits.
   Region<GCell> dsmem;
   std::unordered_map<uint32_t, std::pair<uint32_t, uint32_t>> remote;
+  // Shared reads not yet in `shared` (see defer_read): the first `ndeferred` of `deferred`, every
+  // one by threads at the floor's clock. `defer`: no thread wrote shared memory since the barrier
+  // of the whole block that last raised the floor. `ready`: a bit per granule of `shared` whose
+  // write record, unsplit, is this block's (so not uninitialized), bytes past the end zero.
+  std::vector<DeferredRead> deferred;
+  uint32_t ndeferred = 0;
+  bool defer = false;
+  std::vector<uint8_t> ready;
   // A thread's clock is its own count or the floor, whichever is higher: a barrier of the whole
   // block raises every clock by raising the floor.
   uint32_t clock_of(uint32_t i) const { return std::max(own_[i], floor); }
@@ -655,6 +671,19 @@ struct BlockState {
 };
 
 namespace {
+
+// The ready bits of a block's shared granules (BlockState::ready, see defer_read).
+inline uint64_t ready_bits(const BlockState& bs, uint64_t g) {  // bits of granules g, g + 1, ...: 57 at least
+  uint64_t v;
+  std::memcpy(&v, bs.ready.data() + (g >> 3), sizeof v);
+  return v >> (g & 7);
+}
+inline void set_ready(BlockState& bs, uint64_t g, uint32_t n) {
+  for (uint64_t i = g; i < g + n; ++i) bs.ready[i >> 3] |= uint8_t(1u << (i & 7));
+}
+inline void clear_ready(BlockState& bs, uint64_t first, uint64_t last) {
+  for (uint64_t i = first; i <= last && (i >> 3) < bs.ready.size(); ++i) bs.ready[i >> 3] &= uint8_t(~(1u << (i & 7)));
+}
 
 // ---------------------------------------------------------------------------------------------
 // Findings of a launch: one per pair of instructions (or per instruction, for uninitialized
@@ -1342,6 +1371,7 @@ inline void access_lane(Exec& x, BlockState* bs, uint32_t pc, bool shared, uint6
                            ((kind & kStrong) ? sStrong : 0) | ((kind & kAtomic) ? sAtomic : 0) |
                                (released ? sRelease : 0),
                            t);
+    if ((a | size) & 3) clear_ready(*bs, a >> 2, (a + size - 1) >> 2);  // split into byte cells
     walk(bs->shared, a, size, [&](SCell& cell, uint32_t n) { s_op(c, cell, n, me, race_on, init_on); });
     if (__builtin_expect(c.uninit != 0, 0)) uninit_shared_read(c, lane);
     if ((kind & kStrong) && race_on) sync_through(*bs, t, kind, bs->shared_sync, a);
@@ -1537,6 +1567,10 @@ void cluster_block_exit(Block& b) {
   bs->remote.clear();
 }
 
+namespace {
+void settle_reads(BlockState& bs);  // see defer_read
+}  // namespace
+
 void access(Exec& x, uint32_t pc, Space space, uint64_t a, uint32_t size, int lane, uint32_t kind) {
   BlockState* bs = x.b->san;
   if (!bs || size == 0) return;
@@ -1546,6 +1580,8 @@ void access(Exec& x, uint32_t pc, Space space, uint64_t a, uint32_t size, int la
     else space = Space::global;
   }
   if (space == Space::shared) {
+    if (bs->ndeferred) settle_reads(*bs);
+    if (!plain_read(kind)) bs->defer = false;
     if (__builtin_expect(x.b->cluster != nullptr, 0) && (x.l->cluster.count() > 1 || (a >> cluster::kRankShift)))
       return dsmem_access(x, bs, pc, a, size, lane, kind);
     if (a + size <= bs->shared.bytes() && bs->shared.ok())
@@ -1620,7 +1656,7 @@ __attribute__((always_inline)) inline bool shared_word_groups_body(SCell* dense,
   const uint64_t span = w_hi > w_lo ? w_hi - w_lo : 0;
   uint64_t me[32];  // each lane's record (s_make)
   uint32_t clock[32];
-  for (uint32_t l = 0; l < 32; ++l) clock[l] = std::max(own[w0 + l], floor);
+  for (uint32_t l = 0; l < 32; ++l) clock[l] = std::max(own[l], floor);
   for (uint32_t l = 0; l < 32; ++l) me[l] = uint64_t(clock[l]) | pc_bits | (uint64_t(w0 + l) << 54);
   uint64_t row = 0;  // zero: the repeated half is 16 consecutive words
   for (int l = 0; l < 16; ++l) row |= addrs[l] ^ (addrs[0] + 4 * uint64_t(l));
@@ -1702,6 +1738,105 @@ __attribute__((noinline)) bool shared_word_groups(SCell* dense, uint64_t limit, 
   return shared_word_groups_body(dense, limit, addrs, w_lo, w_hi, floor, own, w0, pc_bits);
 }
 
+// --- deferred shared reads -------------------------------------------------------------------------
+// Between two barriers of the whole block, a tiled kernel's threads only read the tiles: every
+// read's write record is below the floor (nothing wrote since the barrier that raised it) and
+// initialized, so the read reports nothing and changes only read slots, which nothing looks at
+// before the block's next other access of shared memory; and the barrier that ends the epoch raises
+// the floor over every slot the epoch wrote, making them stale, which is all a later check asks of
+// them. So such a read is only logged (defer_read); the block's next other shared access first
+// replays the log as the short paths would have settled each read (settle_reads), and the next
+// barrier of the whole block drops it unread.
+constexpr uint32_t kMaxDeferred = 1024;  // reads a block logs before it settles them
+
+// Logs a warp-instruction's read of `size` bytes a lane (4, 8 or 16) if every lane is at the floor's
+// clock (none past a fence, a warp sync or a barrier it arrived at) and reads aligned granules of
+// the region, each of them ready. The caller has checked the rest: a plain read, no thread with a
+// vector clock, the block's `defer`. False: nothing was logged.
+__attribute__((always_inline)) inline bool defer_read_body(BlockState& bs, const uint64_t* addrs, uint32_t size,
+                                                          uint32_t mask, uint32_t w0, uint64_t pc_bits) {
+  DeferredRead& e = bs.deferred[bs.ndeferred];
+  uint32_t* const a32 = e.addr;
+  const uint32_t* const own = bs.own_clocks() + w0;
+  const uint32_t floor = bs.floor;
+  uint32_t late = 0, lo = ~0u, hi = 0, low = 0;
+  uint64_t high = 0;
+  if (mask == kFullWarp) {  // loops the compiler vectorizes
+    for (int l = 0; l < 32; ++l) late |= uint32_t(own[l] > floor);
+    for (int l = 0; l < 32; ++l) high |= addrs[l] >> 32;
+    for (int l = 0; l < 32; ++l) a32[l] = uint32_t(addrs[l]);
+    for (int l = 0; l < 32; ++l) {
+      lo = std::min(lo, a32[l]);
+      hi = std::max(hi, a32[l]);
+      low |= a32[l];
+    }
+  } else {
+    for (uint32_t m = mask; m; m &= m - 1) {
+      const int l = __builtin_ctz(m);
+      late |= uint32_t(own[l] > floor);
+      high |= addrs[l] >> 32;
+      a32[l] = uint32_t(addrs[l]);
+      lo = std::min(lo, a32[l]);
+      hi = std::max(hi, a32[l]);
+      low |= a32[l];
+    }
+  }
+  if (late || high || (low & 3) || uint64_t(hi) + size > bs.shared.bytes()) return false;
+  const uint32_t n = size / 4;
+  const uint64_t first = lo >> 2, span = (hi >> 2) + n - first;  // granules from the lowest lane's
+  if (span > 56 || (~ready_bits(bs, first) & ((uint64_t(1) << span) - 1))) {  // then lane by lane
+    uint64_t missing = 0;
+    for (uint32_t m = mask; m; m &= m - 1) missing |= ~ready_bits(bs, a32[__builtin_ctz(m)] >> 2) & ((1u << n) - 1);
+    if (missing) return false;
+  }
+  e.pc_bits = pc_bits;
+  e.w0 = w0;
+  e.mask = mask;
+  e.cells = n;
+  ++bs.ndeferred;
+  return true;
+}
+__attribute__((noinline, target("avx2"))) bool defer_read_avx2(BlockState& bs, const uint64_t* addrs, uint32_t size,
+                                                              uint32_t mask, uint32_t w0, uint64_t pc_bits) {
+  return defer_read_body(bs, addrs, size, mask, w0, pc_bits);
+}
+bool defer_read(BlockState& bs, const uint64_t* addrs, uint32_t size, uint32_t mask, uint32_t w0, uint64_t pc_bits) {
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  if (bs.ndeferred == kMaxDeferred) settle_reads(bs);
+  if (bs.ndeferred == bs.deferred.size())
+    bs.deferred.resize(std::min<size_t>(2 * bs.deferred.size() + 16, kMaxDeferred));
+  if (avx2) return defer_read_avx2(bs, addrs, size, mask, w0, pc_bits);
+  return defer_read_body(bs, addrs, size, mask, w0, pc_bits);
+}
+
+// The log's reads, in order, as shared_warp's short paths would have settled them then: each lane's
+// record has the floor's clock (its clock then), and the replay comes before anything else changed
+// the slots (any other access replays the log first) or a write record (a write also ends `defer`).
+void settle_reads(BlockState& bs) {
+  SCell* const dense = bs.shared.dense();
+  const uint64_t limit = bs.shared.bytes();
+  const uint32_t floor = bs.floor;
+  static const uint32_t at_floor[32] = {};  // own clocks under the floor: every lane at the floor
+  for (uint32_t i = 0; i < bs.ndeferred; ++i) {
+    const DeferredRead& e = bs.deferred[i];
+    if (e.mask == kFullWarp && e.cells == 1) {
+      uint64_t addrs[32];
+      for (int l = 0; l < 32; ++l) addrs[l] = e.addr[l];
+      if (shared_word_groups(dense, limit, addrs, 0, uint64_t(1) << 32, floor, at_floor, e.w0, e.pc_bits)) continue;
+    }
+    for (uint32_t m = e.mask; m; m &= m - 1) {
+      const uint32_t lane = uint32_t(__builtin_ctz(m)), t = e.w0 + lane;
+      const SRec me = uint64_t(floor) | e.pc_bits | (uint64_t(t) << 54);  // s_make
+      SCell* const cell = dense + (e.addr[lane] >> 2);
+      for (uint32_t k = 0; k < e.cells; ++k) {
+        const SRec r0 = cell[k].r[0];
+        cell[k].r[s_clock(r0) < floor || s_tid(r0) == t ? 0 : 1] = me;  // s_op's read
+      }
+    }
+  }
+  bs.ndeferred = 0;
+}
+
 void shared_warp(Exec& x, BlockState* bs, uint32_t pc, const uint64_t* addrs, uint32_t size, uint32_t mask,
                  uint32_t kind) {
   Region<SCell>& sh = bs->shared;
@@ -1712,6 +1847,12 @@ void shared_warp(Exec& x, BlockState* bs, uint32_t pc, const uint64_t* addrs, ui
   const uint32_t w0 = x.w->index * 32, floor = bs->floor, start = bs->start;
   const uint64_t block = bs->block;
   const bool any_vc = !bs->with_vc.empty();  // every thread with a vector clock is in with_vc
+  const uint64_t pc_bits = s_make(0, pc, 0, 0);
+  if (!wr && bs->defer && dense && race_on && !any_vc && (size == 4 || size == 8 || size == 16) &&
+      defer_read(*bs, addrs, size, mask, w0, pc_bits))
+    return;
+  if (bs->ndeferred) settle_reads(*bs);
+  if (wr) bs->defer = false;
   StoreLanesOf stored(x, mask, kind);
   uint32_t m = mask;
   // The common cases first, with no thread holding a vector clock: reads whose cells' write
@@ -1719,7 +1860,6 @@ void shared_warp(Exec& x, BlockState* bs, uint32_t pc, const uint64_t* addrs, ui
   // and writes whose cells' records are all ordered before the writer, each cell as s_op would
   // settle it: 4, 8 or 16 aligned bytes (whole granules), or bytes and halves of a granule already
   // split into byte cells. The first lane that is neither goes to the loop below, with the rest.
-  const uint64_t pc_bits = s_make(0, pc, 0, 0);
   // N cells a lane: whole granules, or (Bytes) byte cells of a split one.
   auto short_paths = [&](auto cells, auto bytes_tag) __attribute__((always_inline)) {
     constexpr uint32_t n = decltype(cells)::value;
@@ -1750,12 +1890,13 @@ void shared_warp(Exec& x, BlockState* bs, uint32_t pc, const uint64_t* addrs, ui
         stored.add(lane, a | (1ull << 63));
         const SRec me = uint64_t(bs->clock_of(t)) | pc_bits | (uint64_t(t) << 54);  // s_make
         for (uint32_t k = 0; k < n; ++k) cell[k] = SCell{me, {0, 0}};
+        if constexpr (!bytes) set_ready(*bs, a >> 2, n);
       }
       return;
     }
     if constexpr (n == 1 && !bytes) {
       if (m == kFullWarp && shared_word_groups(dense, limit, addrs, init_on ? start : 0,
-                                               race_on ? floor : uint64_t(1) << 32, floor, bs->own_clocks(), w0, pc_bits))
+                                               race_on ? floor : uint64_t(1) << 32, floor, bs->own_clocks() + w0, w0, pc_bits))
         return void(m = 0);
     }
     for (; m; m &= m - 1) {
@@ -1814,6 +1955,7 @@ void shared_warp(Exec& x, BlockState* bs, uint32_t pc, const uint64_t* addrs, ui
             stored.add(lane, a | (1ull << 63));
             cell.w = me;
             cell.r[0] = cell.r[1] = 0;
+            set_ready(*bs, a >> 2, 1);
             continue;
           }
         } else if ((!init_on || s_clock(cell.w) >= start) && (!race_on || ordered(cell.w))) {
@@ -2306,6 +2448,8 @@ void bar_release(Block& b, uint32_t id) {
   if (g_checks & kRace) {
     if (B.narrive == 0 && B.nsync == bs->tpb) {
       bs->floor = bs->top = bs->top + 1;
+      bs->ndeferred = 0;  // every read slot they wrote is below the floor now (see defer_read)
+      bs->defer = b.cluster == nullptr;
       const VCRef cross = strip(B.join, bs->block);
       if (cross) {
         for (uint32_t i = 0; i < bs->tpb; ++i) bs->t[i].vc = cross;
@@ -2513,6 +2657,9 @@ void block_start(Block& b) {
   s.start = start;
   s.reset_threads(b.nthreads, start);
   if (g_mem) s.shared.ensure(b.launch->smem_bytes, true);
+  s.ndeferred = 0;
+  s.defer = false;
+  s.ready.assign(s.shared.bytes() / 32 + 9, 0);
   s.shared_sync.clear();
   s.remote.clear();
   if (g_mem && b.launch->cluster.count() > 1) {

@@ -405,6 +405,18 @@ fault_check(race_shared_warps KERNEL k_stage BLOCK "0,0,0" THREAD "0,0,0"
 fault_check(race_shared_after_reads KERNEL k_reuse BLOCK "0,0,0" THREAD "0,0,0"
   INST "st\\.shared\\.[bsu]32 "
   WHAT "race on shared memory at address 0x0: this write of 4 bytes and an earlier read by block \\(0,0,0\\) thread \\((32|64),0,0\\), 'ld\\.shared\\.[bsu]32 [^']*' at ([^\n]*[ (])?race_shared_after_reads\\.cu:@PARTNER@([^0-9,][^,]*)?, ${unordered}")
+# Whole-warp reads between two barriers of the block are logged and recorded only when something
+# else touches shared memory: an atomic checked lane by lane, a read of a word split into bytes, a
+# read made after the warp arrived at a named barrier (it keeps the clock it was made at).
+fault_check(race_shared_atomic_after_reads KERNEL k_counts BLOCK "0,0,0" THREAD "0,0,0"
+  INST "atom\\.shared\\.add\\.[su]32 "
+  WHAT "race on shared memory at address 0x0: this atomic of 4 bytes and an earlier read by block \\(0,0,0\\) thread \\(32,0,0\\), 'ld\\.shared\\.[bsu]32 [^']*' at ([^\n]*[ (])?race_shared_atomic_after_reads\\.cu:@PARTNER@([^0-9,][^,]*)?, ${unordered}: a plain read of memory that other threads update atomically may return a stale value, and no compare-and-swap of the reading thread on this address compared against the value read \\(a plain load that only seeds a CAS loop is not reported\\)")
+fault_check(race_shared_split_reads KERNEL k_patch BLOCK "0,0,0" THREAD "32,0,0"
+  INST "st\\.shared\\.[bsu]32 "
+  WHAT "race on shared memory at address 0x0: this write of 4 bytes and an earlier read by block \\(0,0,0\\) thread \\(0,0,0\\), 'ld\\.shared\\.[bsu]32 [^']*' at ([^\n]*[ (])?race_shared_split_reads\\.cu:@PARTNER@([^0-9,][^,]*)?, ${unordered}")
+fault_check(race_shared_after_arrive KERNEL k_handoff BLOCK "0,0,0" THREAD "0,0,0"
+  INST "st\\.shared\\.[bsu]32 "
+  WHAT "race on shared memory at address 0x0: this write of 4 bytes and an earlier read by block \\(0,0,0\\) thread \\(32,0,0\\), 'ld\\.shared\\.[bsu]32 [^']*' at ([^\n]*[ (])?race_shared_after_arrive\\.cu:@PARTNER@([^0-9,][^,]*)?, ${unordered}")
 # A warp's reads of runs of one word (settled a word at a time) keep the word's earlier reader.
 fault_check(race_shared_runs KERNEL k_pairs BLOCK "0,0,0" THREAD "0,0,0"
   INST "st\\.shared\\.[bsu]32 "
