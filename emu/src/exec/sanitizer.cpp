@@ -41,6 +41,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <immintrin.h>
 #include <map>
 #include <new>
 #include <memory>
@@ -649,6 +650,19 @@ struct BlockState {
   void tick(uint32_t i) {
     own_[i] = clock_of(i) + 1;
     top = std::max(top, own_[i]);
+  }
+  void tick_warp(uint32_t w0, uint32_t mask) {  // tick of the lanes of a warp (thread w0 + lane)
+    if (mask != 0xFFFFFFFFu) {
+      for (uint32_t m = mask; m; m &= m - 1) tick(w0 + uint32_t(__builtin_ctz(m)));
+      return;
+    }
+    uint32_t* const own = own_.data() + w0;
+    uint32_t high = top;
+    for (uint32_t l = 0; l < 32; ++l) {  // a loop the compiler vectorizes
+      own[l] = std::max(own[l], floor) + 1;
+      high = std::max(high, own[l]);
+    }
+    top = high;
   }
   void set_vc(uint32_t i, VCRef v) {
     if (!t[i].vc) with_vc.push_back(i);
@@ -1749,44 +1763,15 @@ __attribute__((noinline)) bool shared_word_groups(SCell* dense, uint64_t limit, 
 // barrier of the whole block drops it unread.
 constexpr uint32_t kMaxDeferred = 1024;  // reads a block logs before it settles them
 
-// Logs a warp-instruction's read of `size` bytes a lane (4, 8 or 16) if every lane is at the floor's
-// clock (none past a fence, a warp sync or a barrier it arrived at) and reads aligned granules of
-// the region, each of them ready. The caller has checked the rest: a plain read, no thread with a
-// vector clock, the block's `defer`. False: nothing was logged.
-__attribute__((always_inline)) inline bool defer_read_body(BlockState& bs, const uint64_t* addrs, uint32_t size,
-                                                          uint32_t mask, uint32_t w0, uint64_t pc_bits) {
-  DeferredRead& e = bs.deferred[bs.ndeferred];
-  uint32_t* const a32 = e.addr;
-  const uint32_t* const own = bs.own_clocks() + w0;
-  const uint32_t floor = bs.floor;
-  uint32_t late = 0, lo = ~0u, hi = 0, low = 0;
-  uint64_t high = 0;
-  if (mask == kFullWarp) {  // loops the compiler vectorizes
-    for (int l = 0; l < 32; ++l) late |= uint32_t(own[l] > floor);
-    for (int l = 0; l < 32; ++l) high |= addrs[l] >> 32;
-    for (int l = 0; l < 32; ++l) a32[l] = uint32_t(addrs[l]);
-    for (int l = 0; l < 32; ++l) {
-      lo = std::min(lo, a32[l]);
-      hi = std::max(hi, a32[l]);
-      low |= a32[l];
-    }
-  } else {
-    for (uint32_t m = mask; m; m &= m - 1) {
-      const int l = __builtin_ctz(m);
-      late |= uint32_t(own[l] > floor);
-      high |= addrs[l] >> 32;
-      a32[l] = uint32_t(addrs[l]);
-      lo = std::min(lo, a32[l]);
-      hi = std::max(hi, a32[l]);
-      low |= a32[l];
-    }
-  }
-  if (late || high || (low & 3) || uint64_t(hi) + size > bs.shared.bytes()) return false;
+// The ready test and the log entry of defer_read, once the lanes' clocks and addresses have been
+// checked: their byte offsets in e.addr, the lowest and highest of them.
+__attribute__((always_inline)) inline bool defer_commit(BlockState& bs, DeferredRead& e, uint64_t lo, uint64_t hi,
+                                                       uint32_t size, uint32_t mask, uint32_t w0, uint64_t pc_bits) {
   const uint32_t n = size / 4;
   const uint64_t first = lo >> 2, span = (hi >> 2) + n - first;  // granules from the lowest lane's
   if (span > 56 || (~ready_bits(bs, first) & ((uint64_t(1) << span) - 1))) {  // then lane by lane
     uint64_t missing = 0;
-    for (uint32_t m = mask; m; m &= m - 1) missing |= ~ready_bits(bs, a32[__builtin_ctz(m)] >> 2) & ((1u << n) - 1);
+    for (uint32_t m = mask; m; m &= m - 1) missing |= ~ready_bits(bs, e.addr[__builtin_ctz(m)] >> 2) & ((1u << n) - 1);
     if (missing) return false;
   }
   e.pc_bits = pc_bits;
@@ -1796,17 +1781,68 @@ __attribute__((always_inline)) inline bool defer_read_body(BlockState& bs, const
   ++bs.ndeferred;
   return true;
 }
+
+// Logs a warp-instruction's read of `size` bytes a lane (4, 8 or 16) if every lane is at the floor's
+// clock (none past a fence, a warp sync or a barrier it arrived at) and reads aligned granules of
+// the region, each of them ready. The caller has checked the rest: a plain read, no thread with a
+// vector clock, the block's `defer`. False: nothing was logged.
+bool defer_read_lanes(BlockState& bs, const uint64_t* addrs, uint32_t size, uint32_t mask, uint32_t w0,
+                      uint64_t pc_bits) {
+  DeferredRead& e = bs.deferred[bs.ndeferred];
+  const uint32_t* const own = bs.own_clocks() + w0;
+  uint64_t lo = ~uint64_t(0), hi = 0, low = 0;
+  for (uint32_t m = mask; m; m &= m - 1) {
+    const int l = __builtin_ctz(m);
+    if (own[l] > bs.floor) return false;
+    lo = std::min(lo, addrs[l]);
+    hi = std::max(hi, addrs[l]);
+    low |= addrs[l];
+    e.addr[l] = uint32_t(addrs[l]);
+  }
+  if ((low & 3) || hi >= bs.shared.bytes() || bs.shared.bytes() - hi < size) return false;
+  return defer_commit(bs, e, lo, hi, size, mask, w0, pc_bits);
+}
+// The same for a full warp, eight lanes at a time.
 __attribute__((noinline, target("avx2"))) bool defer_read_avx2(BlockState& bs, const uint64_t* addrs, uint32_t size,
-                                                              uint32_t mask, uint32_t w0, uint64_t pc_bits) {
-  return defer_read_body(bs, addrs, size, mask, w0, pc_bits);
+                                                              uint32_t w0, uint64_t pc_bits) {
+  DeferredRead& e = bs.deferred[bs.ndeferred];
+  const uint32_t* const own = bs.own_clocks() + w0;
+  const __m256i floor = _mm256_set1_epi32(int(bs.floor)), low_words = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
+  __m256i late = _mm256_setzero_si256(), high = late, low = late, hi = late, lo = _mm256_set1_epi32(-1);
+  for (int i = 0; i < 4; ++i) {
+    const __m256i o = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(own + 8 * i));
+    late = _mm256_or_si256(late, _mm256_xor_si256(_mm256_max_epu32(o, floor), floor));  // own > floor
+    const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(addrs + 8 * i));
+    const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(addrs + 8 * i + 4));
+    high = _mm256_or_si256(high, _mm256_or_si256(a, b));
+    // The low words of the eight addresses, in lane order.
+    const __m256i v = _mm256_permute2x128_si256(_mm256_permutevar8x32_epi32(a, low_words),
+                                                _mm256_permutevar8x32_epi32(b, low_words), 0x20);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(e.addr + 8 * i), v);
+    lo = _mm256_min_epu32(lo, v);
+    hi = _mm256_max_epu32(hi, v);
+    low = _mm256_or_si256(low, v);
+  }
+  if (!_mm256_testz_si256(late, late) || !_mm256_testz_si256(high, _mm256_set1_epi64x(int64_t(0xFFFFFFFF00000000ull))) ||
+      !_mm256_testz_si256(low, _mm256_set1_epi32(3)))
+    return false;
+  __m128i l4 = _mm_min_epu32(_mm256_castsi256_si128(lo), _mm256_extracti128_si256(lo, 1));
+  __m128i h4 = _mm_max_epu32(_mm256_castsi256_si128(hi), _mm256_extracti128_si256(hi, 1));
+  l4 = _mm_min_epu32(l4, _mm_shuffle_epi32(l4, 0x4E));
+  h4 = _mm_max_epu32(h4, _mm_shuffle_epi32(h4, 0x4E));
+  l4 = _mm_min_epu32(l4, _mm_shuffle_epi32(l4, 0xB1));
+  h4 = _mm_max_epu32(h4, _mm_shuffle_epi32(h4, 0xB1));
+  const uint64_t min = uint32_t(_mm_cvtsi128_si32(l4)), max = uint32_t(_mm_cvtsi128_si32(h4));
+  if (max + size > bs.shared.bytes()) return false;
+  return defer_commit(bs, e, min, max, size, kFullWarp, w0, pc_bits);
 }
 bool defer_read(BlockState& bs, const uint64_t* addrs, uint32_t size, uint32_t mask, uint32_t w0, uint64_t pc_bits) {
   static const bool avx2 = __builtin_cpu_supports("avx2");
   if (bs.ndeferred == kMaxDeferred) settle_reads(bs);
   if (bs.ndeferred == bs.deferred.size())
     bs.deferred.resize(std::min<size_t>(2 * bs.deferred.size() + 16, kMaxDeferred));
-  if (avx2) return defer_read_avx2(bs, addrs, size, mask, w0, pc_bits);
-  return defer_read_body(bs, addrs, size, mask, w0, pc_bits);
+  if (avx2 && mask == kFullWarp) return defer_read_avx2(bs, addrs, size, w0, pc_bits);
+  return defer_read_lanes(bs, addrs, size, mask, w0, pc_bits);
 }
 
 // The log's reads, in order, as shared_warp's short paths would have settled them then: each lane's
@@ -2417,7 +2453,7 @@ void bar_arrive(Exec& x, uint32_t id, uint32_t count, uint32_t mask, bool arrive
   if (!(g_checks & kRace)) return;
   if (!arrive_only && bs->with_vc.empty() && !bs->dirty) {
     // No thread of the block knows anything or has pending knowledge: the lanes only count and tick.
-    for (uint32_t m = mask; m; m &= m - 1) bs->tick(x.w->index * 32 + uint32_t(__builtin_ctz(m)));
+    bs->tick_warp(x.w->index * 32, mask);
     B.nsync += uint32_t(__builtin_popcount(mask));
     return;
   }
