@@ -2070,7 +2070,7 @@ __attribute__((noinline)) bool global_sub(BlockState* bs, GShadow* g, uint32_t p
 // cell), and no thread of the block has a vector clock. False: nothing was changed, the lane loop
 // decides.
 template <uint32_t N>  // granules a lane
-__attribute__((target_clones("avx2", "default"))) bool global_rows(BlockState* bs, uint32_t w0, uint32_t pc, const uint64_t* addrs, uint32_t kind,
+bool global_rows(BlockState* bs, uint32_t w0, uint32_t pc, const uint64_t* addrs, uint32_t kind,
                  StoreLanesOf& stored) {
   constexpr uint32_t n = N, size = 4 * N;
   const uint64_t a0 = addrs[0], a31 = addrs[31];
