@@ -37,6 +37,7 @@
 #include "exec/sanitizer.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -267,7 +268,8 @@ ShadowBudget& budget() {
 
 // Zeroed memory for shadow arenas, straight from the kernel (fresh pages are zero).
 constexpr uint64_t kHugePage = 2u << 20, kArenaMax = 8u << 20;
-void* arena_alloc(uint64_t bytes) {  // bytes: below a huge page, or a multiple of one
+// bytes: below a huge page, or a multiple of one; huge: asked for as transparent huge pages.
+void* arena_alloc(uint64_t bytes, bool huge) {
   if (bytes < kHugePage) return std::calloc(1, bytes);
   // Aligned to a huge page: over-map by one and trim both ends.
   const uint64_t len = bytes;
@@ -277,7 +279,7 @@ void* arena_alloc(uint64_t bytes) {  // bytes: below a huge page, or a multiple 
   if (at > from) munmap(m, at - from);
   if (at + len < from + len + kHugePage) munmap(reinterpret_cast<void*>(at + len), from + len + kHugePage - at - len);
 #ifdef MADV_HUGEPAGE
-  madvise(reinterpret_cast<void*>(at), len, MADV_HUGEPAGE);
+  if (huge) madvise(reinterpret_cast<void*>(at), len, MADV_HUGEPAGE);
 #endif
   return reinterpret_cast<void*>(at);
 }
@@ -354,7 +356,9 @@ class Region {
       if (bytes >= kHugePage) bytes = (bytes + kHugePage - 1) & ~(kHugePage - 1);
       const uint64_t n = bytes / sizeof(Cell);
       if (!budget().take(bytes)) return nullptr;
-      void* a = arena_alloc(bytes);
+      // The first arena in small pages: a region of which a launch touches a few cells (saxpy's
+      // slots, with its rows) makes a few pages, not a huge page zeroed whole.
+      void* a = arena_alloc(bytes, !arenas_.empty());
       if (!a) {
         budget().used -= bytes;
         return nullptr;
@@ -2076,14 +2080,20 @@ bool global_rows(BlockState* bs, uint32_t w0, uint32_t pc, const uint64_t* addrs
   const uint64_t a0 = addrs[0], a31 = addrs[31];
   uint64_t bits = 0, apart = 0;  // loops the compiler vectorizes
   for (int i = 0; i < 32; ++i) bits |= addrs[i];
-  for (int i = 0; i < 32; ++i) apart |= addrs[i] ^ (a0 + size * uint64_t(i));
+  // Lane i's offset in a run, from a table: the compiler vectorizes this form, not a * i inside.
+  static constexpr auto step = [] {
+    std::array<uint64_t, 32> s{};
+    for (uint32_t i = 0; i < 32; ++i) s[i] = size * i;
+    return s;
+  }();
+  for (int i = 0; i < 32; ++i) apart |= (addrs[i] - a0) ^ step[i];
   const bool consecutive = !apart;
   // Runs of consecutive elements: the whole warp, or each half (two rows of a tile), else lanes.
   uint32_t run_lanes = 32;
   if (!consecutive) {
     uint64_t apart_halves = 0;
-    for (int i = 0; i < 16; ++i) apart_halves |= addrs[i] ^ (a0 + size * uint64_t(i));
-    for (int i = 0; i < 16; ++i) apart_halves |= addrs[16 + i] ^ (addrs[16] + size * uint64_t(i));
+    for (int i = 0; i < 16; ++i) apart_halves |= (addrs[i] - a0) ^ step[i];
+    for (int i = 0; i < 16; ++i) apart_halves |= (addrs[16 + i] - addrs[16]) ^ step[i];
     run_lanes = apart_halves ? 1 : 16;
   }
   bool increasing = !(bits & 3);
