@@ -765,6 +765,7 @@ struct Global {
   uint32_t next_clock = 1;
   std::vector<std::unique_ptr<BlockState>> pool;
   size_t pool_used = 0;
+  size_t deferred_entries = 0;  // the read logs' room in this launch, all blocks together
   LaunchState launch;
   StoreExec store;
   // Device allocations alive, for the leak report: base -> (bytes, serial number).
@@ -1765,7 +1766,10 @@ __attribute__((noinline)) bool shared_word_groups(SCell* dense, uint64_t limit, 
 // them. So such a read is only logged (defer_read); the block's next other shared access first
 // replays the log as the short paths would have settled each read (settle_reads), and the next
 // barrier of the whole block drops it unread.
-constexpr uint32_t kMaxDeferred = 1024;  // reads a block logs before it settles them
+// Reads a block logs before it settles them, and the room all logs of a launch may take (past it a
+// log settles when full rather than growing): a launch keeps thousands of small blocks resident.
+constexpr uint32_t kMaxDeferred = 1024, kMinDeferred = 16;
+constexpr size_t kDeferredBudget = size_t(1) << 16;
 
 // The ready test and the log entry of defer_read, once the lanes' clocks and addresses have been
 // checked: their byte offsets in e.addr, the lowest and highest of them.
@@ -1842,9 +1846,16 @@ __attribute__((noinline, target("avx2"))) bool defer_read_avx2(BlockState& bs, c
 }
 bool defer_read(BlockState& bs, const uint64_t* addrs, uint32_t size, uint32_t mask, uint32_t w0, uint64_t pc_bits) {
   static const bool avx2 = __builtin_cpu_supports("avx2");
-  if (bs.ndeferred == kMaxDeferred) settle_reads(bs);
-  if (bs.ndeferred == bs.deferred.size())
-    bs.deferred.resize(std::min<size_t>(2 * bs.deferred.size() + 16, kMaxDeferred));
+  if (bs.ndeferred == bs.deferred.size()) {
+    size_t& room = G().deferred_entries;
+    if (bs.ndeferred == kMaxDeferred || (bs.ndeferred >= kMinDeferred && room >= kDeferredBudget)) {
+      settle_reads(bs);
+    } else {
+      const size_t n = std::min<size_t>(2 * bs.deferred.size() + kMinDeferred, kMaxDeferred);
+      room += n - bs.deferred.size();
+      bs.deferred.resize(n);
+    }
+  }
   if (avx2 && mask == kFullWarp) return defer_read_avx2(bs, addrs, size, w0, pc_bits);
   return defer_read_lanes(bs, addrs, size, mask, w0, pc_bits);
 }
@@ -2751,6 +2762,8 @@ void end_launch() {
     }
   g_undefined = 0;
   g.launch.undefined_reads.clear();
+  for (const auto& bs : g.pool) std::vector<DeferredRead>().swap(bs->deferred);  // no block is left to read them
+  g.deferred_entries = 0;
   g.pool_used = 0;
   g.launch.sync.clear();
   // Clocks are 32 bits: far before they wrap, forget every record (all of them are ordered
