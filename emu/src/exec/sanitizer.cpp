@@ -647,6 +647,9 @@ struct BlockState {
   uint32_t ndeferred = 0;
   bool defer = false;
   std::vector<uint8_t> ready;
+  // A bit per warp with a thread ticked since the floor was last raised: only its threads' clocks
+  // can be past the floor (clock_of), which a deferred read must not be.
+  uint32_t late_warps = 0;
   // A thread's clock is its own count or the floor, whichever is higher: a barrier of the whole
   // block raises every clock by raising the floor.
   uint32_t clock_of(uint32_t i) const { return std::max(own_[i], floor); }
@@ -654,6 +657,7 @@ struct BlockState {
   void tick(uint32_t i) {
     own_[i] = clock_of(i) + 1;
     top = std::max(top, own_[i]);
+    late_warps |= 1u << (i / 32);
   }
   void tick_warp(uint32_t w0, uint32_t mask) {  // tick of the lanes of a warp (thread w0 + lane)
     if (mask != 0xFFFFFFFFu) {
@@ -662,6 +666,7 @@ struct BlockState {
     }
     uint32_t* const own = own_.data() + w0;
     uint32_t high = top;
+    late_warps |= 1u << (w0 / 32);
     for (uint32_t l = 0; l < 32; ++l) {  // a loop the compiler vectorizes
       own[l] = std::max(own[l], floor) + 1;
       high = std::max(high, own[l]);
@@ -682,6 +687,7 @@ struct BlockState {
     dirty = false;
     with_vc.clear();
     floor = top = start;
+    late_warps = 0;
   }
 
  private:
@@ -1798,10 +1804,11 @@ bool defer_read_lanes(BlockState& bs, const uint64_t* addrs, uint32_t size, uint
                       uint64_t pc_bits) {
   DeferredRead& e = bs.deferred[bs.ndeferred];
   const uint32_t* const own = bs.own_clocks() + w0;
+  const bool late = (bs.late_warps >> (w0 / 32)) & 1;
   uint64_t lo = ~uint64_t(0), hi = 0, low = 0;
   for (uint32_t m = mask; m; m &= m - 1) {
     const int l = __builtin_ctz(m);
-    if (own[l] > bs.floor) return false;
+    if (late && own[l] > bs.floor) return false;
     lo = std::min(lo, addrs[l]);
     hi = std::max(hi, addrs[l]);
     low |= addrs[l];
@@ -1814,12 +1821,17 @@ bool defer_read_lanes(BlockState& bs, const uint64_t* addrs, uint32_t size, uint
 __attribute__((noinline, target("avx2"))) bool defer_read_avx2(BlockState& bs, const uint64_t* addrs, uint32_t size,
                                                               uint32_t w0, uint64_t pc_bits) {
   DeferredRead& e = bs.deferred[bs.ndeferred];
-  const uint32_t* const own = bs.own_clocks() + w0;
-  const __m256i floor = _mm256_set1_epi32(int(bs.floor)), low_words = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
+  const __m256i low_words = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
   __m256i late = _mm256_setzero_si256(), high = late, low = late, hi = late, lo = _mm256_set1_epi32(-1);
+  if ((bs.late_warps >> (w0 / 32)) & 1) {
+    const uint32_t* const own = bs.own_clocks() + w0;
+    const __m256i floor = _mm256_set1_epi32(int(bs.floor));
+    for (int i = 0; i < 4; ++i) {
+      const __m256i o = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(own + 8 * i));
+      late = _mm256_or_si256(late, _mm256_xor_si256(_mm256_max_epu32(o, floor), floor));  // own > floor
+    }
+  }
   for (int i = 0; i < 4; ++i) {
-    const __m256i o = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(own + 8 * i));
-    late = _mm256_or_si256(late, _mm256_xor_si256(_mm256_max_epu32(o, floor), floor));  // own > floor
     const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(addrs + 8 * i));
     const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(addrs + 8 * i + 4));
     high = _mm256_or_si256(high, _mm256_or_si256(a, b));
@@ -1844,19 +1856,25 @@ __attribute__((noinline, target("avx2"))) bool defer_read_avx2(BlockState& bs, c
   if (max + size > bs.shared.bytes()) return false;
   return defer_commit(bs, e, min, max, size, kFullWarp, w0, pc_bits);
 }
-bool defer_read(BlockState& bs, const uint64_t* addrs, uint32_t size, uint32_t mask, uint32_t w0, uint64_t pc_bits) {
-  static const bool avx2 = __builtin_cpu_supports("avx2");
-  if (bs.ndeferred == bs.deferred.size()) {
-    size_t& room = G().deferred_entries;
-    if (bs.ndeferred == kMaxDeferred || (bs.ndeferred >= kMinDeferred && room >= kDeferredBudget)) {
-      settle_reads(bs);
-    } else {
-      const size_t n = std::min<size_t>(2 * bs.deferred.size() + kMinDeferred, kMaxDeferred);
-      room += n - bs.deferred.size();
-      bs.deferred.resize(n);
-    }
+// A full log settles, or grows while the launch's logs have room.
+__attribute__((noinline)) void log_room(BlockState& bs) {
+  size_t& room = G().deferred_entries;
+  if (bs.ndeferred == kMaxDeferred || (bs.ndeferred >= kMinDeferred && room >= kDeferredBudget)) {
+    settle_reads(bs);
+  } else {
+    const size_t n = std::min<size_t>(2 * bs.deferred.size() + kMinDeferred, kMaxDeferred);
+    room += n - bs.deferred.size();
+    bs.deferred.resize(n);
   }
-  if (avx2 && mask == kFullWarp) return defer_read_avx2(bs, addrs, size, w0, pc_bits);
+}
+const bool g_avx2 = [] {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx2") != 0;
+}();
+inline bool defer_read(BlockState& bs, const uint64_t* addrs, uint32_t size, uint32_t mask, uint32_t w0,
+                       uint64_t pc_bits) {
+  if (bs.ndeferred == bs.deferred.size()) log_room(bs);
+  if (g_avx2 && mask == kFullWarp) return defer_read_avx2(bs, addrs, size, w0, pc_bits);
   return defer_read_lanes(bs, addrs, size, mask, w0, pc_bits);
 }
 
@@ -1890,6 +1908,10 @@ void settle_reads(BlockState& bs) {
 
 void shared_warp(Exec& x, BlockState* bs, uint32_t pc, const uint64_t* addrs, uint32_t size, uint32_t mask,
                  uint32_t kind) {
+  // (`defer` is set only with the race check on.)
+  if (!(kind & kWrite) && bs->defer && (size == 4 || size == 8 || size == 16) && bs->with_vc.empty() &&
+      bs->shared.dense() && defer_read(*bs, addrs, size, mask, x.w->index * 32, s_make(0, pc, 0, 0)))
+    return;
   Region<SCell>& sh = bs->shared;
   if (!sh.ok()) return;
   SCell* const dense = sh.dense();
@@ -1899,9 +1921,6 @@ void shared_warp(Exec& x, BlockState* bs, uint32_t pc, const uint64_t* addrs, ui
   const uint64_t block = bs->block;
   const bool any_vc = !bs->with_vc.empty();  // every thread with a vector clock is in with_vc
   const uint64_t pc_bits = s_make(0, pc, 0, 0);
-  if (!wr && bs->defer && dense && race_on && !any_vc && (size == 4 || size == 8 || size == 16) &&
-      defer_read(*bs, addrs, size, mask, w0, pc_bits))
-    return;
   if (bs->ndeferred) settle_reads(*bs);
   if (wr) bs->defer = false;
   StoreLanesOf stored(x, mask, kind);
@@ -2140,12 +2159,28 @@ bool global_rows(BlockState* bs, uint32_t w0, uint32_t pc, const uint64_t* addrs
         whole[h] = run_lanes >= 16 && g0 % kChunkGranules == 0;  // a run of 16 consecutive words
         if (whole[h] && (row[h] = g->race.row(g0 / kChunkGranules))) lanes &= ~(0xFFFFu << (16 * h));
       }
-    for (uint32_t j = 0; lanes && j < 32 * n; ++j) {  // a chunk's slots lie together: look each chunk up once
-      if (!(lanes >> (j / n) & 1)) continue;
-      if (j && (lanes >> ((j - 1) / n) & 1) && gran[j] % kChunkGranules && gran[j] == gran[j - 1] + 1)
-        slot[j] = slot[j - 1] + 1;
-      else if (!(slot[j] = g->race.slot(gran[j])))
-        return false;
+    // A chunk's slots lie together: each chunk is looked up once.
+    if (n == 1 && run_lanes >= 16) {  // a half's 16 granules, in one chunk or two
+      for (uint32_t h = 0; h < 2; ++h) {
+        if (!((lanes >> (16 * h)) & 1)) continue;  // (a half's lanes are all in `lanes` or none)
+        const uint64_t g0 = gran[16 * h];
+        const uint32_t first = uint32_t(std::min<uint64_t>(16, kChunkGranules - g0 % kChunkGranules));
+        GSlot* const s0 = g->race.slot(g0);
+        if (!s0) return false;
+        for (uint32_t i = 0; i < first; ++i) slot[16 * h + i] = s0 + i;
+        if (first == 16) continue;
+        GSlot* const s1 = g->race.slot(g0 + first);
+        if (!s1) return false;
+        for (uint32_t i = first; i < 16; ++i) slot[16 * h + i] = s1 + (i - first);
+      }
+    } else {
+      for (uint32_t j = 0; lanes && j < 32 * n; ++j) {
+        if (!(lanes >> (j / n) & 1)) continue;
+        if (j && (lanes >> ((j - 1) / n) & 1) && gran[j] % kChunkGranules && gran[j] == gran[j - 1] + 1)
+          slot[j] = slot[j - 1] + 1;
+        else if (!(slot[j] = g->race.slot(gran[j])))
+          return false;
+      }
     }
     const uint32_t base = G().launch.base, floor = bs->floor, tpb = bs->tpb, key_base = bs->key_base;
     const uint32_t me0 = key_base + w0;
@@ -2505,6 +2540,7 @@ void bar_release(Block& b, uint32_t id) {
   if (g_checks & kRace) {
     if (B.narrive == 0 && B.nsync == bs->tpb) {
       bs->floor = bs->top = bs->top + 1;
+      bs->late_warps = 0;
       bs->ndeferred = 0;  // every read slot they wrote is below the floor now (see defer_read)
       bs->defer = b.cluster == nullptr;
       const VCRef cross = strip(B.join, bs->block);
