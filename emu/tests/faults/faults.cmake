@@ -8,6 +8,13 @@
 
 set(fault_dir ${CMAKE_CURRENT_SOURCE_DIR})
 
+# fault_variant(NAME SOURCE DEFINE...): program NAME is SOURCE.cu built with the DEFINEs and
+# FAULT_NAME="NAME" (one planted bug in two settings, each its own test).
+macro(fault_variant name source)
+  set(fault_source_${name} ${source})
+  set(fault_defines_${name} ${ARGN})
+endmacro()
+
 # The line number of the PLANTED marker in NAME.cu (or of another MARKER: PARTNER marks the
 # earlier access of a race; without one, it is the PLANTED line).
 function(fault_marker_line out name)
@@ -16,6 +23,9 @@ function(fault_marker_line out name)
     set(marker ${ARGV2})
   endif()
   set(src ${fault_dir}/${name}.cu)
+  if(DEFINED fault_source_${name})
+    set(src ${fault_dir}/${fault_source_${name}}.cu)
+  endif()
   set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${src})
   file(READ ${src} text)
   string(FIND "${text}" "${marker}" pos)
@@ -59,7 +69,11 @@ function(fault_kernel name)
   endif()
   set(re "^gpu100 emulator: kernel _Z[0-9]+${F_KERNEL}[A-Za-z0-9_]*, ")
   string(APPEND re "block \\(${F_BLOCK}\\) thread \\(${F_THREAD}\\), ")
-  string(APPEND re "'${F_INST}[^']*' at ([^\n]*[ (])?${name}\\.cu:${line}([^0-9][^\n]*)?: ${F_WHAT}")
+  set(file ${name})
+  if(DEFINED fault_source_${name})
+    set(file ${fault_source_${name}})
+  endif()
+  string(APPEND re "'${F_INST}[^']*' at ([^\n]*[ (])?${file}\\.cu:${line}([^0-9][^\n]*)?: ${F_WHAT}")
   if(F_REPORT)
     string(APPEND re "[^\n]*\n${F_REPORT}")
   else()
@@ -431,12 +445,14 @@ fault_check(race_shared_last_reader KERNEL k_offsets BLOCK "0,0,0" THREAD "31,0,
   WHAT "race on shared memory at address 0x0: this write of 4 bytes and an earlier read by block \\(0,0,0\\) thread \\(30,0,0\\), 'ld\\.shared\\.[bsu]32 [^']*' at ([^\n]*[ (])?race_shared_last_reader\\.cu:@PARTNER@([^0-9,][^,]*)?, ${unordered}")
 # A row of words read by both halves of a warp (settled a word at a time), with the word's first
 # read slot already a lane's: the second half's (lane 20) or the first half's (lane 4).
-fault_check(race_shared_row_second KERNEL k_row BLOCK "0,0,0" THREAD "20,0,0"
-  INST "st\\.shared\\.[bsu]32 "
-  WHAT "race on shared memory at address 0x10: this write of 4 bytes and an earlier read by block \\(0,0,0\\) thread \\(4,0,0\\), 'ld\\.shared\\.[bsu]32 [^']*' at ([^\n]*[ (])?race_shared_row_second\\.cu:@PARTNER@([^0-9,][^,]*)?, ${unordered}")
-fault_check(race_shared_row_first KERNEL k_row BLOCK "0,0,0" THREAD "20,0,0"
-  INST "st\\.shared\\.[bsu]32 "
-  WHAT "race on shared memory at address 0x10: this write of 4 bytes and an earlier read by block \\(0,0,0\\) thread \\(4,0,0\\), 'ld\\.shared\\.[bsu]32 [^']*' at ([^\n]*[ (])?race_shared_row_first\\.cu:@PARTNER@([^0-9,][^,]*)?, ${unordered}")
+foreach(variant IN ITEMS "second;20" "first;4")
+  list(GET variant 0 half)
+  list(GET variant 1 peeker)
+  fault_variant(race_shared_row_${half} race_shared_row PEEKER=${peeker})
+  fault_check(race_shared_row_${half} KERNEL k_row BLOCK "0,0,0" THREAD "20,0,0"
+    INST "st\\.shared\\.[bsu]32 "
+    WHAT "race on shared memory at address 0x10: this write of 4 bytes and an earlier read by block \\(0,0,0\\) thread \\(4,0,0\\), 'ld\\.shared\\.[bsu]32 [^']*' at ([^\n]*[ (])?race_shared_row\\.cu:@PARTNER@([^0-9,][^,]*)?, ${unordered}")
+endforeach()
 # Vector accesses (float4) racing in their last word only: every word is checked.
 fault_check(race_shared_vector KERNEL k_groups BLOCK "0,0,0" THREAD "0,0,0"
   INST "ld\\.shared\\.v4\\.f32 "
