@@ -412,12 +412,27 @@ inline void point_slot(Slot& s, Full* f, uint32_t tag) {
   s.pc = tag;
 }
 inline GCell* slot_cells(const GSlot& s) { return slot_target<GCell>(s); }  // full or byte cells
+// A full row (SlotRegion) points as a slot does, with the pointer's top bit set: its clock word
+// is never 0, which says the row is there.
+constexpr uint64_t kRowBit = 1ull << 63;
+template <class Slot, class Full>
+inline void point_row(Slot& s, Full* f, uint32_t tag) {
+  point_slot(s, reinterpret_cast<Full*>(reinterpret_cast<uintptr_t>(f) | kRowBit), tag);
+}
+template <class Full, class Slot>
+inline Full* row_target(const Slot& s) {
+  return reinterpret_cast<Full*>(reinterpret_cast<uintptr_t>(slot_target<Full>(s)) & ~kRowBit);
+}
 
 // Slots, and the full cells some of them point to. A chunk whose 16 granules were last accessed
 // by 16 consecutive threads of a warp, one granule each in order, at one clock and by one
 // instruction, as a warp reading or writing consecutive 4-byte elements leaves them, is kept as one
 // row record until an access needs its slots: Stretch(row, i) is granule i's slot (the row's thread
 // key plus i). The rows take 12 bytes per chunk, like the chunk table not counted in the budget.
+// Where each granule's state needs a full cell, and the cells would be three such rows stretched
+// (a tile of a matrix read by warps of many blocks: the first reader and the latest), the row is a
+// full row: it points to the chunk's 16 full cells, taken at once, of which only the first is used,
+// holding the three rows (Stretch::full(rows, i) is granule i's cell), until an access needs them.
 template <class Slot, class Full, class Stretch>
 class SlotRegion {
  public:
@@ -452,11 +467,23 @@ class SlotRegion {
   // else null.
   Slot* row(uint64_t c) { return rows_ && !slots_.peek(c * kChunkGranules) ? rows_ + c : nullptr; }
   // Chunk c's row made into its slots (over the budget: the row is dropped, as a slot would be).
+  // A full row (Stretch::kFullTag) points to its chunk's 16 full cells, the first holding the
+  // records they stretch.
   void unfold(uint64_t c) {
     const Slot r = rows_[c];
     rows_[c] = Slot{};
-    if (Slot* s = slots_.granule(c * kChunkGranules))
-      for (uint32_t i = 0; i < kChunkGranules; ++i) s[i] = Stretch{}(r, i);
+    Slot* s = slots_.granule(c * kChunkGranules);
+    if (!s) return;
+    if (Stretch::kFullTag && (r.pc & Stretch::kFullTag)) {
+      Full* f = row_target<Full>(r);
+      const Full first = f[0];
+      for (uint32_t i = 0; i < kChunkGranules; ++i) {
+        f[i] = Stretch{}.full(first, i);
+        point_slot(s[i], f + i, Stretch::kFullTag);
+      }
+      return;
+    }
+    for (uint32_t i = 0; i < kChunkGranules; ++i) s[i] = Stretch{}(r, i);
   }
 
  private:
@@ -470,8 +497,14 @@ inline GCell decode(const GSlot& s) {
   (s.pc & fSlotRead ? c.r[0] : c.w) = GRec{s.key, s.clock, s.pc & ~fSlotRead};
   return c;
 }
+// Granule i's record in a row: the row's thread key plus i (an empty record stays empty).
+inline GRec stretch(const GRec& r, uint32_t i) { return r.key | r.clock | r.pc ? GRec{r.key + i, r.clock, r.pc} : GRec{}; }
 struct GSlotStretch {
+  static constexpr uint32_t kFullTag = fSlotFull;
   GSlot operator()(const GSlot& r, uint32_t i) const { return GSlot{r.key + i, r.clock, r.pc}; }
+  GCell full(const GCell& rows, uint32_t i) const {
+    return GCell{stretch(rows.w, i), {stretch(rows.r[0], i), stretch(rows.r[1], i)}};
+  }
 };
 class GlobalRace : public SlotRegion<GSlot, GCell, GSlotStretch> {
  public:
@@ -508,6 +541,8 @@ struct NcSlot {
 };
 constexpr uint32_t fNcFull = 1u << 31;
 struct NcSlotStretch {
+  static constexpr uint32_t kFullTag = 0;
+  NcCell full(const NcCell& c, uint32_t) const { return c; }
   NcSlot operator()(const NcSlot& r, uint32_t i) const { return NcSlot{r.clock, r.key + i, r.pc}; }
 };
 class NcShadow : public SlotRegion<NcSlot, NcCell, NcSlotStretch> {
@@ -1881,6 +1916,39 @@ inline bool defer_read(BlockState& bs, const uint64_t* addrs, uint32_t size, uin
 // The log's reads, in order, as shared_warp's short paths would have settled them then: each lane's
 // record has the floor's clock (its clock then), and the replay comes before anything else changed
 // the slots (any other access replays the log first) or a write record (a write also ends `defer`).
+// shared_warp's short path for a full warp's writes of aligned words at increasing addresses
+// (each lane its own word), decided on the 32 cells together where the lane loop settles each with
+// its compares: every record of each word ordered before its writer (s_ordered, no vector clocks),
+// no word split into bytes. False: nothing was changed, the lane loop decides.
+bool shared_write_words(BlockState& bs, SCell* dense, uint64_t limit, const uint64_t* addrs, uint32_t w0,
+                        uint64_t pc_bits, bool race_on, StoreLanesOf& stored) {
+  uint64_t bits = 0, order = 0;  // loops the compiler vectorizes
+  for (int i = 0; i < 32; ++i) bits |= addrs[i];
+  for (int i = 1; i < 32; ++i) order |= uint64_t(addrs[i] <= addrs[i - 1]);
+  if ((bits & 3) || order || addrs[31] + 4 > limit) return false;
+  const uint32_t floor = bs.floor;
+  uint64_t bad = 0;
+  for (uint32_t i = 0; i < 32; ++i) {
+    const SCell& c = dense[addrs[i] >> 2];
+    const uint32_t t = w0 + i;
+    auto unordered = [&](SRec r) { return uint64_t(s_clock(r) >= floor) & uint64_t(s_tid(r) != t); };
+    bad |= (c.w & sSplit) | (race_on ? unordered(c.w) | unordered(c.r[0]) | unordered(c.r[1]) : 0);
+  }
+  if (bad) return false;
+  const uint32_t* own = bs.own_clocks() + w0;
+  uint64_t locs[32];
+  for (uint32_t i = 0; i < 32; ++i) {
+    const SRec me = uint64_t(std::max(own[i], floor)) | pc_bits | (uint64_t(w0 + i) << 54);  // s_make
+    dense[addrs[i] >> 2] = SCell{me, {0, 0}};
+    locs[i] = addrs[i] | (1ull << 63);
+  }
+  if (addrs[31] - addrs[0] == 31 * 4) set_ready(bs, addrs[0] >> 2, 32);
+  else
+    for (uint32_t i = 0; i < 32; ++i) set_ready(bs, addrs[i] >> 2, 1);
+  stored.add_warp(locs);
+  return true;
+}
+
 void settle_reads(BlockState& bs) {
   SCell* const dense = bs.shared.dense();
   const uint64_t limit = bs.shared.bytes();
@@ -1945,6 +2013,8 @@ void shared_warp(Exec& x, BlockState* bs, uint32_t pc, const uint64_t* addrs, ui
       }
     };
     if (wr) {
+      if constexpr (n == 1 && !bytes)
+        if (m == kFullWarp && shared_write_words(*bs, dense, limit, addrs, w0, pc_bits, race_on, stored)) return void(m = 0);
       for (; m; m &= m - 1) {
         const int lane = __builtin_ctz(m);
         const uint64_t a = addrs[lane];
@@ -2188,13 +2258,68 @@ bool global_rows(BlockState* bs, uint32_t w0, uint32_t pc, const uint64_t* addrs
     auto ordered = [&](const GRec& r, uint32_t me) __attribute__((always_inline)) {
       return r.clock < base || r.key == me || (r.key - key_base < tpb && r.clock < floor);
     };
+    const uint32_t flags = (pc & kPcMask) | ((kind & kCta) ? fCta : 0);
+    // Half h's threads' one clock (false: they differ), worked out once.
+    int one_clock[2] = {-1, -1};
+    uint32_t half_clocks[2] = {0, 0};
+    auto half_clock = [&](uint32_t h, uint32_t* clock) {
+      if (one_clock[h] < 0) {
+        const uint32_t* own = bs->own_clocks() + w0 + 16 * h;
+        const uint32_t c = std::max(own[0], floor);  // clock_of
+        uint32_t differ = 0;
+        for (uint32_t i = 1; i < 16; ++i) differ |= std::max(own[i], floor) ^ c;
+        half_clocks[h] = c;
+        one_clock[h] = !differ;
+      }
+      *clock = half_clocks[h];
+      return one_clock[h] == 1;
+    };
+    // Which of a row's 16 stretched records are ordered before the half's threads (a bit each).
+    // ordered(stretch(r, i), me0 + 16 * h + i) for each i: the clock and the key's difference are the row's.
+    auto row_ordered = [&](const GRec& r, uint32_t h) {
+      if (r.clock < base || r.key == me0 + 16 * h) return 0xFFFFu;
+      if (r.clock >= floor) return 0u;
+      uint32_t bits = 0;
+      for (uint32_t i = 0; i < 16; ++i) bits |= uint32_t(r.key + i - key_base < tpb) << i;
+      return bits;
+    };
+    // What a half on a row leaves, as the lane loop would leave each granule: a plain row (the
+    // half's records, or the granules' slots where their clocks differ), or a full row, a
+    // chunk's 16 full cells that are three rows stretched. A full row is made where each granule's
+    // slot would become a full cell (a read after another thread's unordered read, or after a live
+    // write), and kept while every granule would take the half's record in the same place.
+    enum Leaves { kPlainRow, kReadBeside, kReadAfterWrite, kFullFirstRead, kFullSecondRead, kFullWrite };
+    Leaves leaves[2] = {kPlainRow, kPlainRow};
+    GCell* made[2] = {nullptr, nullptr};
     bool ok = true;
     for (uint32_t h = 0; h < 2; ++h) {
       if (!row[h]) continue;
       const GSlot r = *row[h];
-      for (uint32_t i = 0; i < 16; ++i) {  // granule i's slot is the row stretched (GSlotStretch)
-        const GSlot ri{r.key + i, r.clock, r.pc};
-        ok &= (wr || (r.pc & fSlotRead)) ? ordered(ri, me0 + 16 * h + i) : !live(ri, base);
+      uint32_t clock;
+      if (r.pc & fSlotFull) {
+        const GCell& f = *row_target<GCell>(r);
+        ok &= row_ordered(f.w, h) == 0xFFFF && !(nc_load && live(f.w, base) && f.w.key != me0 + 16 * h);
+        if (wr) {
+          ok &= row_ordered(f.r[0], h) == 0xFFFF && row_ordered(f.r[1], h) == 0xFFFF;
+          leaves[h] = kFullWrite;
+        } else {
+          const uint32_t first = row_ordered(f.r[0], h);
+          ok &= first == 0 || first == 0xFFFF;
+          leaves[h] = first ? kFullFirstRead : kFullSecondRead;
+        }
+        ok &= half_clock(h, &clock);
+      } else if (wr || !live(r, base)) {
+        ok &= wr ? row_ordered(r, h) == 0xFFFF : true;
+      } else if (r.pc & fSlotRead) {  // a live read
+        const uint32_t before = row_ordered(r, h);
+        ok &= before == 0 || before == 0xFFFF;
+        if (!before) {
+          leaves[h] = kReadBeside;
+          ok &= half_clock(h, &clock);
+        }
+      } else {  // a live write
+        ok &= row_ordered(r, h) == 0xFFFF && !(nc_load && r.key != me0 + 16 * h) && half_clock(h, &clock);
+        leaves[h] = kReadAfterWrite;
       }
     }
     for (uint32_t j = 0; lanes && j < 32 * n; ++j) {
@@ -2212,27 +2337,37 @@ bool global_rows(BlockState* bs, uint32_t w0, uint32_t pc, const uint64_t* addrs
       }
     }
     if (!ok) return false;
-    const uint32_t flags = (pc & kPcMask) | ((kind & kCta) ? fCta : 0);
-    // Half h's threads' one clock (false: they differ), worked out once.
-    int one_clock[2] = {-1, -1};
-    uint32_t half_clocks[2] = {0, 0};
-    auto half_clock = [&](uint32_t h, uint32_t* clock) {
-      if (one_clock[h] < 0) {
-        const uint32_t* own = bs->own_clocks() + w0 + 16 * h;
-        const uint32_t c = std::max(own[0], floor);  // clock_of
-        uint32_t differ = 0;
-        for (uint32_t i = 1; i < 16; ++i) differ |= std::max(own[i], floor) ^ c;
-        half_clocks[h] = c;
-        one_clock[h] = !differ;
-      }
-      *clock = half_clocks[h];
-      return one_clock[h] == 1;
-    };
-    // A row takes the half's records as its new row when they share one clock, else the chunk is
-    // made into slots and they are written there.
+    // A new full row's cells, taken where the lane loop would take its granules' 16 (over the
+    // budget the lane loop decides).
+    for (uint32_t h = 0; h < 2; ++h)
+      if (row[h] && (leaves[h] == kReadBeside || leaves[h] == kReadAfterWrite) &&
+          !(made[h] = g->race.more(kChunkGranules)))
+        return false;
     for (uint32_t h = 0; h < 2; ++h) {
       if (!row[h]) continue;
       uint32_t clock;
+      if (leaves[h] != kPlainRow) {
+        half_clock(h, &clock);
+        const GRec me{me0 + 16 * h, clock, flags};
+        GSlot& r = *row[h];
+        if (leaves[h] == kReadBeside || leaves[h] == kReadAfterWrite) {
+          made[h][0] = leaves[h] == kReadBeside ? GCell{GRec{}, {GRec{r.key, r.clock, r.pc & ~fSlotRead}, me}}
+                                                : GCell{r, {me, GRec{}}};
+          point_row(r, made[h], fSlotFull);
+          continue;
+        }
+        GCell& f = *row_target<GCell>(r);
+        if (leaves[h] == kFullWrite) {
+          f.w = me;
+          f.r[0] = GRec{};
+          f.r[1].clock = 0;
+        } else {
+          f.r[leaves[h] == kFullFirstRead ? 0 : 1] = me;
+        }
+        continue;
+      }
+      // A plain row takes the half's records as its new row when they share one clock, else the
+      // chunk is made into slots and they are written there.
       if (half_clock(h, &clock)) {
         *row[h] = GSlot{me0 + 16 * h, clock, wr ? flags : flags | fSlotRead};
         continue;

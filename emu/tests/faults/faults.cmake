@@ -317,6 +317,31 @@ fault_check(race_global_vector KERNEL k_write_read BLOCK "1,0,0" THREAD "0,0,0"
 fault_check(race_global_after_reads KERNEL k_reads_write BLOCK "2,0,0" THREAD "0,0,0"
   INST "st\\.global\\.[bsu]32 "
   WHAT "race on global memory at address 0x[0-9a-f]+ \\(0 bytes into a cudaMalloc allocation of 256 bytes at 0x[0-9a-f]+\\): this write of 4 bytes and an earlier read by block \\(0,0,0\\) thread \\(0,0,0\\), 'ld\\.global\\.[bsu]32 [^']*' at ([^\n]*[ (])?race_global_after_reads\\.cu:@PARTNER@([^0-9,][^,]*)?, ${unordered}")
+# The same kept as rows of records while whole warps read a run of words (three warps' reads, one
+# warp's again after a barrier): a later write of one word is checked against its readers.
+fault_check(race_global_rows_read KERNEL k_reads_write BLOCK "1,0,0" THREAD "0,0,0"
+  INST "st\\.global\\.[bsu]32 "
+  WHAT "race on global memory at address 0x[0-9a-f]+ \\(84 bytes into a cudaMalloc allocation of 128 bytes at 0x[0-9a-f]+\\): this write of 4 bytes and an earlier read by block \\(0,0,0\\) thread \\((21|53|85),0,0\\), 'ld\\.global\\.[bsu]32 [^']*' at ([^\n]*[ (])?race_global_rows_read\\.cu:@PARTNER@([^0-9,][^,]*)?, ${unordered}")
+# A run written, read and written again by whole warps of a block, ordered by its barriers: a read
+# of one word by another block is checked against the last writer.
+fault_check(race_global_rows_write KERNEL k_rows_read BLOCK "1,0,0" THREAD "0,0,0"
+  INST "ld\\.global\\.[bsu]32 "
+  WHAT "race on global memory at address 0x[0-9a-f]+ \\(84 bytes into a cudaMalloc allocation of 128 bytes at 0x[0-9a-f]+\\): this read of 4 bytes and an earlier write by block \\(0,0,0\\) thread \\(85,0,0\\), 'st\\.global\\.[bsu]32 [^']*' at ([^\n]*[ (])?race_global_rows_write\\.cu:@PARTNER@([^0-9,][^,]*)?, ${unordered}")
+# A run written by one warp and read back by another, ordered by a barrier: a read of one word by
+# another block is checked against its writer.
+fault_check(race_global_rows_written KERNEL k_written_read BLOCK "1,0,0" THREAD "0,0,0"
+  INST "ld\\.global\\.[bsu]32 "
+  WHAT "race on global memory at address 0x[0-9a-f]+ \\(84 bytes into a cudaMalloc allocation of 128 bytes at 0x[0-9a-f]+\\): this read of 4 bytes and an earlier write by block \\(0,0,0\\) thread \\(21,0,0\\), 'st\\.global\\.[bsu]32 [^']*' at ([^\n]*[ (])?race_global_rows_written\\.cu:@PARTNER@([^0-9,][^,]*)?, ${unordered}")
+# A run read by whole warps, a lane of the last past its release: its read keeps its own clock,
+# whether the run was read by one warp before (two readers a word) or by two (a full cell's worth).
+foreach(variant IN ITEMS "beside;1" "full;2")
+  list(GET variant 0 kind)
+  list(GET variant 1 earlier)
+  fault_variant(race_global_rows_clock_${kind} race_global_rows_clock EARLIER_WARPS=${earlier})
+  fault_check(race_global_rows_clock_${kind} KERNEL k_signal_write BLOCK "1,0,0" THREAD "0,0,0"
+    INST "st\\.global\\.[bsu]32 "
+    WHAT "race on global memory at address 0x[0-9a-f]+ \\(20 bytes into a cudaMalloc allocation of 128 bytes at 0x[0-9a-f]+\\): this write of 4 bytes and an earlier read by block \\(0,0,0\\) thread \\(69,0,0\\), 'ld\\.global\\.[bsu]32 [^']*' at ([^\n]*[ (])?race_global_rows_clock\\.cu:@PARTNER@([^0-9,][^,]*)?, ${unordered}")
+endforeach()
 # A word written after the writer's release: each lane's clock kept, lane 5's past the release.
 fault_check(race_publish_early KERNEL k_publish BLOCK "1,0,0" THREAD "0,0,0"
   INST "ld\\.global\\.[bsu]32 "
@@ -453,6 +478,16 @@ foreach(variant IN ITEMS "second;20" "first;4")
     INST "st\\.shared\\.[bsu]32 "
     WHAT "race on shared memory at address 0x10: this write of 4 bytes and an earlier read by block \\(0,0,0\\) thread \\(4,0,0\\), 'ld\\.shared\\.[bsu]32 [^']*' at ([^\n]*[ (])?race_shared_row\\.cu:@PARTNER@([^0-9,][^,]*)?, ${unordered}")
 endforeach()
+# A whole warp's store of words (settled a warp at a time) racing with a lane of the same warp: two
+# lanes storing one word, or a lane's earlier store of one byte of a word.
+fault_variant(race_shared_warp_store_pairs race_shared_warp_store PAIRS=1)
+fault_check(race_shared_warp_store_pairs KERNEL k_store BLOCK "0,0,0" THREAD "1,0,0"
+  INST "st\\.shared\\.[bsu]32 "
+  WHAT "race on shared memory at address 0x0: this write of 4 bytes and an earlier write by block \\(0,0,0\\) thread \\(0,0,0\\), 'st\\.shared\\.[bsu]32 [^']*' at ([^\n]*[ (])?race_shared_warp_store\\.cu:[0-9]+([^0-9,][^,]*)?, in the same execution of this store by one warp, storing a different value \\(which lane's value lands is unspecified; lanes storing equal values are not reported\\)")
+fault_variant(race_shared_warp_store_byte race_shared_warp_store PAIRS=0)
+fault_check(race_shared_warp_store_byte KERNEL k_store BLOCK "0,0,0" THREAD "3,0,0"
+  INST "st\\.shared\\.[bsu]32 "
+  WHAT "race on shared memory at address 0xc: this write of 4 bytes and an earlier write by block \\(0,0,0\\) thread \\(31,0,0\\), 'st\\.shared\\.[bsu]8 [^']*' at ([^\n]*[ (])?race_shared_warp_store\\.cu:@PARTNER@([^0-9,][^,]*)?, ${unordered}")
 # Vector accesses (float4) racing in their last word only: every word is checked.
 fault_check(race_shared_vector KERNEL k_groups BLOCK "0,0,0" THREAD "0,0,0"
   INST "ld\\.shared\\.v4\\.f32 "
