@@ -435,6 +435,8 @@ inline Full* row_target(const Slot& s) {
 // holding the three rows (Stretch::full(rows, i) is granule i's cell), until an access needs them.
 template <class Slot, class Full, class Stretch>
 class SlotRegion {
+  static constexpr uint32_t kSlotsMade = 1;  // a row's pc, with clock 0: the chunk has slots
+
  public:
   SlotRegion() = default;
   SlotRegion(const SlotRegion&) = delete;
@@ -455,7 +457,11 @@ class SlotRegion {
     rows_ = nullptr;
   }
   Slot* slot(uint64_t g) {  // null: over the budget
-    if (__builtin_expect(rows_ && rows_[g / kChunkGranules].clock, 0)) unfold(g / kChunkGranules);
+    if (rows_) {
+      Slot& r = rows_[g / kChunkGranules];
+      if (__builtin_expect(r.clock != 0, 0)) unfold(g / kChunkGranules);
+      else r.pc = kSlotsMade;
+    }
     return slots_.granule(g);
   }
   Slot* peek(uint64_t g) {  // granule g's slot if it has one (a row's is made), else null
@@ -463,15 +469,17 @@ class SlotRegion {
     return slots_.peek(g);
   }
   Full* more(uint64_t n) { return cells_.more(n); }  // null: over the budget
-  // Chunk c's row record (clock 0: no access since the allocation) while the chunk has no slots;
-  // else null.
-  Slot* row(uint64_t c) { return rows_ && !slots_.peek(c * kChunkGranules) ? rows_ + c : nullptr; }
+  // Chunk c's row record (all zero: no access since the allocation) while the chunk has no slots;
+  // else null. A chunk's slots are made by slot() and unfold(), which mark its row with clock 0 and
+  // kSlotsMade, so that rows are told apart without the chunk table.
+  Slot* row(uint64_t c) { return rows_ && (rows_[c].clock || !rows_[c].pc) ? rows_ + c : nullptr; }
   // Chunk c's row made into its slots (over the budget: the row is dropped, as a slot would be).
   // A full row (Stretch::kFullTag) points to its chunk's 16 full cells, the first holding the
   // records they stretch.
   void unfold(uint64_t c) {
     const Slot r = rows_[c];
     rows_[c] = Slot{};
+    rows_[c].pc = kSlotsMade;
     Slot* s = slots_.granule(c * kChunkGranules);
     if (!s) return;
     if (Stretch::kFullTag && (r.pc & Stretch::kFullTag)) {
@@ -1913,9 +1921,6 @@ inline bool defer_read(BlockState& bs, const uint64_t* addrs, uint32_t size, uin
   return defer_read_lanes(bs, addrs, size, mask, w0, pc_bits);
 }
 
-// The log's reads, in order, as shared_warp's short paths would have settled them then: each lane's
-// record has the floor's clock (its clock then), and the replay comes before anything else changed
-// the slots (any other access replays the log first) or a write record (a write also ends `defer`).
 // shared_warp's short path for a full warp's writes of aligned words at increasing addresses
 // (each lane its own word), decided on the 32 cells together where the lane loop settles each with
 // its compares: every record of each word ordered before its writer (s_ordered, no vector clocks),
@@ -1949,6 +1954,9 @@ bool shared_write_words(BlockState& bs, SCell* dense, uint64_t limit, const uint
   return true;
 }
 
+// The log's reads, in order, as shared_warp's short paths would have settled them then: each lane's
+// record has the floor's clock (its clock then), and the replay comes before anything else changed
+// the slots (any other access replays the log first) or a write record (a write also ends `defer`).
 void settle_reads(BlockState& bs) {
   SCell* const dense = bs.shared.dense();
   const uint64_t limit = bs.shared.bytes();
@@ -2167,6 +2175,18 @@ __attribute__((noinline)) bool global_sub(BlockState* bs, GShadow* g, uint32_t p
   return true;
 }
 
+// Whether lane i's address is addrs[0] + step * i for every lane (AVX2: a quarter of the loop).
+__attribute__((noinline, target("avx2"))) bool steps_by_avx2(const uint64_t* addrs, uint64_t step) {
+  const __m256i first = _mm256_set1_epi64x(int64_t(addrs[0])), four = _mm256_set1_epi64x(int64_t(4 * step));
+  __m256i want = _mm256_setr_epi64x(0, int64_t(step), int64_t(2 * step), int64_t(3 * step)), apart = _mm256_setzero_si256();
+  for (int i = 0; i < 32; i += 4) {
+    const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(addrs + i));
+    apart = _mm256_or_si256(apart, _mm256_xor_si256(_mm256_sub_epi64(a, first), want));
+    want = _mm256_add_epi64(want, four);
+  }
+  return _mm256_testz_si256(apart, apart);
+}
+
 // global_warp's most common case, a full warp reading or writing 4-, 8- or 16-byte elements of one
 // allocation at increasing addresses (different granules: consecutive elements, rows of a tile, a
 // stride), decided on the warp's shadow slots together where global_warp's lane loop or
@@ -2178,16 +2198,20 @@ bool global_rows(BlockState* bs, uint32_t w0, uint32_t pc, const uint64_t* addrs
                  StoreLanesOf& stored) {
   constexpr uint32_t n = N, size = 4 * N;
   const uint64_t a0 = addrs[0], a31 = addrs[31];
-  uint64_t bits = 0, apart = 0;  // loops the compiler vectorizes
-  for (int i = 0; i < 32; ++i) bits |= addrs[i];
   // Lane i's offset in a run, from a table: the compiler vectorizes this form, not a * i inside.
   static constexpr auto step = [] {
     std::array<uint64_t, 32> s{};
     for (uint32_t i = 0; i < 32; ++i) s[i] = size * i;
     return s;
   }();
-  for (int i = 0; i < 32; ++i) apart |= (addrs[i] - a0) ^ step[i];
-  const bool consecutive = !apart;
+  bool consecutive;
+  if (g_avx2) {
+    consecutive = steps_by_avx2(addrs, size);
+  } else {
+    uint64_t apart = 0;  // a loop the compiler vectorizes
+    for (int i = 0; i < 32; ++i) apart |= (addrs[i] - a0) ^ step[i];
+    consecutive = !apart;
+  }
   // Runs of consecutive elements: the whole warp, or each half (two rows of a tile), else lanes.
   uint32_t run_lanes = 32;
   if (!consecutive) {
@@ -2196,28 +2220,30 @@ bool global_rows(BlockState* bs, uint32_t w0, uint32_t pc, const uint64_t* addrs
     for (int i = 0; i < 16; ++i) apart_halves |= (addrs[16 + i] - addrs[16]) ^ step[i];
     run_lanes = apart_halves ? 1 : 16;
   }
-  bool increasing = !(bits & 3);
-  if (!consecutive)
+  bool increasing = !(a0 & 3);
+  if (!consecutive) {
+    uint64_t bits = 0;
+    for (int i = 0; i < 32; ++i) bits |= addrs[i];
+    increasing = !(bits & 3);
     for (int i = 1; i < 32; ++i) increasing &= addrs[i] >= addrs[i - 1] + size;
+  }
   if (!increasing || a31 + size - a0 > ~0u) return false;
   const Allocation* al = global_of(a0, uint32_t(a31 + size - a0));
   if (!al) return false;
   auto* g = static_cast<GShadow*>(al->shadow);
   const bool race_on = g_checks & kRace, init_on = g_checks & kInit;
   const bool wr = kind & kWrite, nc_load = kind & kNc;
-  uint64_t off[32];
-  for (int i = 0; i < 32; ++i) off[i] = addrs[i] - al->base;
+  auto off = [&](uint32_t lane) { return addrs[lane] - al->base; };
   uint64_t* init = init_on ? g->init : nullptr;
   if (init && !wr)  // uninit_global
     for (uint32_t i = 0; i < 32; i += run_lanes)
-      if (!bits_all(init, off[i], run_lanes * size)) return false;
+      if (!bits_all(init, off(i), run_lanes * size)) return false;
   if (race_on && g->race.ok()) {
     if (wr && g->nc.ok() && g->nc_last >= G().launch.base) return false;  // nc_access
     if (nc_load && !g->nc.ok()) return false;                            // made by nc_access
     // Slot j is granule j % n of lane j / n.
     GSlot* slot[128];
-    uint64_t gran[128];
-    for (uint32_t j = 0; j < 32 * n; ++j) gran[j] = (off[j / n] >> 2) + j % n;
+    auto gran = [&](uint32_t j) { return (off(j / n) >> 2) + j % n; };
     // Halves of the warp on one whole chunk, lane i on its granule i, whose chunk has no slots: on
     // its row record (SlotRegion). Their lanes are left out of `lanes`.
     GSlot* row[2] = {nullptr, nullptr};
@@ -2225,7 +2251,7 @@ bool global_rows(BlockState* bs, uint32_t w0, uint32_t pc, const uint64_t* addrs
     uint32_t lanes = ~0u;
     if constexpr (n == 1)
       for (uint32_t h = 0; h < 2; ++h) {
-        const uint64_t g0 = gran[16 * h];
+        const uint64_t g0 = gran(16 * h);
         whole[h] = run_lanes >= 16 && g0 % kChunkGranules == 0;  // a run of 16 consecutive words
         if (whole[h] && (row[h] = g->race.row(g0 / kChunkGranules))) lanes &= ~(0xFFFFu << (16 * h));
       }
@@ -2233,7 +2259,7 @@ bool global_rows(BlockState* bs, uint32_t w0, uint32_t pc, const uint64_t* addrs
     if (n == 1 && run_lanes >= 16) {  // a half's 16 granules, in one chunk or two
       for (uint32_t h = 0; h < 2; ++h) {
         if (!((lanes >> (16 * h)) & 1)) continue;  // (a half's lanes are all in `lanes` or none)
-        const uint64_t g0 = gran[16 * h];
+        const uint64_t g0 = gran(16 * h);
         const uint32_t first = uint32_t(std::min<uint64_t>(16, kChunkGranules - g0 % kChunkGranules));
         GSlot* const s0 = g->race.slot(g0);
         if (!s0) return false;
@@ -2246,9 +2272,9 @@ bool global_rows(BlockState* bs, uint32_t w0, uint32_t pc, const uint64_t* addrs
     } else {
       for (uint32_t j = 0; lanes && j < 32 * n; ++j) {
         if (!(lanes >> (j / n) & 1)) continue;
-        if (j && (lanes >> ((j - 1) / n) & 1) && gran[j] % kChunkGranules && gran[j] == gran[j - 1] + 1)
+        if (j && (lanes >> ((j - 1) / n) & 1) && gran(j) % kChunkGranules && gran(j) == gran(j - 1) + 1)
           slot[j] = slot[j - 1] + 1;
-        else if (!(slot[j] = g->race.slot(gran[j])))
+        else if (!(slot[j] = g->race.slot(gran(j))))
           return false;
       }
     }
@@ -2259,9 +2285,11 @@ bool global_rows(BlockState* bs, uint32_t w0, uint32_t pc, const uint64_t* addrs
       return r.clock < base || r.key == me || (r.key - key_base < tpb && r.clock < floor);
     };
     const uint32_t flags = (pc & kPcMask) | ((kind & kCta) ? fCta : 0);
-    // Half h's threads' one clock (false: they differ), worked out once.
-    int one_clock[2] = {-1, -1};
-    uint32_t half_clocks[2] = {0, 0};
+    // Half h's threads' one clock (false: they differ), worked out once: the floor, unless a
+    // thread of the warp ticked since it rose (late_warps).
+    const bool late = (bs->late_warps >> (w0 / 32)) & 1;
+    int one_clock[2] = {late ? -1 : 1, late ? -1 : 1};
+    uint32_t half_clocks[2] = {floor, floor};
     auto half_clock = [&](uint32_t h, uint32_t* clock) {
       if (one_clock[h] < 0) {
         const uint32_t* own = bs->own_clocks() + w0 + 16 * h;
@@ -2372,7 +2400,7 @@ bool global_rows(BlockState* bs, uint32_t w0, uint32_t pc, const uint64_t* addrs
         *row[h] = GSlot{me0 + 16 * h, clock, wr ? flags : flags | fSlotRead};
         continue;
       }
-      const uint64_t c = gran[16 * h] / kChunkGranules;
+      const uint64_t c = gran(16 * h) / kChunkGranules;
       g->race.unfold(c);
       if (GSlot* sl = g->race.slot(c * kChunkGranules))
         for (uint32_t i = 0; i < 16; ++i) {
@@ -2403,7 +2431,7 @@ bool global_rows(BlockState* bs, uint32_t w0, uint32_t pc, const uint64_t* addrs
       uint32_t nc_lanes = ~0u;  // as the race rows: a whole chunk's note on its row (NcShadow::note)
       for (uint32_t h = 0; h < 2; ++h) {
         if (!whole[h]) continue;
-        NcSlot* r = g->nc.row(gran[16 * h] / kChunkGranules);
+        NcSlot* r = g->nc.row(gran(16 * h) / kChunkGranules);
         const uint32_t key = me0 + 16 * h;
         uint32_t clock;
         if (!r || !half_clock(h, &clock) || (r->clock >= base && r->clock && r->key != key)) continue;
@@ -2420,13 +2448,13 @@ bool global_rows(BlockState* bs, uint32_t w0, uint32_t pc, const uint64_t* addrs
         }
         const uint32_t clock = bs->clock_of(w0 + j / n);
         g->nc_last = std::max(g->nc_last, clock);
-        nc = nc && gran[j] % kChunkGranules && gran[j] == gran[j - 1] + 1 ? nc + 1 : g->nc.slot(gran[j]);
+        nc = nc && gran(j) % kChunkGranules && gran(j) == gran(j - 1) + 1 ? nc + 1 : g->nc.slot(gran(j));
         if (nc) g->nc.note(*nc, clock, me0 + j / n, pc, 0xF, base);
       }
     }
   }
   if (init && wr)
-    for (uint32_t i = 0; i < 32; i += run_lanes) bits_set(init, off[i], run_lanes * size);
+    for (uint32_t i = 0; i < 32; i += run_lanes) bits_set(init, off(i), run_lanes * size);
   stored.add_warp(addrs);
   // A run of consecutive elements: as its lanes' notes, the first lane's, then the rest, which can
   // only extend the range the first one's lies in (runtime/streams.h).
