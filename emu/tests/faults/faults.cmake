@@ -342,6 +342,16 @@ foreach(variant IN ITEMS "beside;1" "full;2")
     INST "st\\.global\\.[bsu]32 "
     WHAT "race on global memory at address 0x[0-9a-f]+ \\(20 bytes into a cudaMalloc allocation of 128 bytes at 0x[0-9a-f]+\\): this write of 4 bytes and an earlier read by block \\(0,0,0\\) thread \\(69,0,0\\), 'ld\\.global\\.[bsu]32 [^']*' at ([^\n]*[ (])?race_global_rows_clock\\.cu:@PARTNER@([^0-9,][^,]*)?, ${unordered}")
 endforeach()
+# A run read by a whole warp after one thread wrote a word of it, the run's row read before the
+# write or untouched: the read is checked against the word's own record.
+foreach(variant IN ITEMS "rows;1" "fresh;0")
+  list(GET variant 0 kind)
+  list(GET variant 1 read_first)
+  fault_variant(race_global_rows_after_lane_${kind} race_global_rows_after_lane READ_FIRST=${read_first})
+  fault_check(race_global_rows_after_lane_${kind} KERNEL k_write_read BLOCK "1,0,0" THREAD "3,0,0"
+    INST "ld\\.global\\.[bsu]32 "
+    WHAT "race on global memory at address 0x[0-9a-f]+ \\(12 bytes into a cudaMalloc allocation of 128 bytes at 0x[0-9a-f]+\\): this read of 4 bytes and an earlier write by block \\(0,0,0\\) thread \\(3,0,0\\), 'st\\.global\\.[bsu]32 [^']*' at ([^\n]*[ (])?race_global_rows_after_lane\\.cu:@PARTNER@([^0-9,][^,]*)?, ${unordered}")
+endforeach()
 # A word written after the writer's release: each lane's clock kept, lane 5's past the release.
 fault_check(race_publish_early KERNEL k_publish BLOCK "1,0,0" THREAD "0,0,0"
   INST "ld\\.global\\.[bsu]32 "
