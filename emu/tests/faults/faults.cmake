@@ -322,16 +322,17 @@ fault_check(race_global_after_reads KERNEL k_reads_write BLOCK "2,0,0" THREAD "0
 fault_check(race_global_rows_read KERNEL k_reads_write BLOCK "1,0,0" THREAD "0,0,0"
   INST "st\\.global\\.[bsu]32 "
   WHAT "race on global memory at address 0x[0-9a-f]+ \\(84 bytes into a cudaMalloc allocation of 128 bytes at 0x[0-9a-f]+\\): this write of 4 bytes and an earlier read by block \\(0,0,0\\) thread \\((21|53|85),0,0\\), 'ld\\.global\\.[bsu]32 [^']*' at ([^\n]*[ (])?race_global_rows_read\\.cu:@PARTNER@([^0-9,][^,]*)?, ${unordered}")
-# A run written, read and written again by whole warps of a block, ordered by its barriers: a read
-# of one word by another block is checked against the last writer.
-fault_check(race_global_rows_write KERNEL k_rows_read BLOCK "1,0,0" THREAD "0,0,0"
-  INST "ld\\.global\\.[bsu]32 "
-  WHAT "race on global memory at address 0x[0-9a-f]+ \\(84 bytes into a cudaMalloc allocation of 128 bytes at 0x[0-9a-f]+\\): this read of 4 bytes and an earlier write by block \\(0,0,0\\) thread \\(85,0,0\\), 'st\\.global\\.[bsu]32 [^']*' at ([^\n]*[ (])?race_global_rows_write\\.cu:@PARTNER@([^0-9,][^,]*)?, ${unordered}")
-# A run written by one warp and read back by another, ordered by a barrier: a read of one word by
-# another block is checked against its writer.
-fault_check(race_global_rows_written KERNEL k_written_read BLOCK "1,0,0" THREAD "0,0,0"
-  INST "ld\\.global\\.[bsu]32 "
-  WHAT "race on global memory at address 0x[0-9a-f]+ \\(84 bytes into a cudaMalloc allocation of 128 bytes at 0x[0-9a-f]+\\): this read of 4 bytes and an earlier write by block \\(0,0,0\\) thread \\(21,0,0\\), 'st\\.global\\.[bsu]32 [^']*' at ([^\n]*[ (])?race_global_rows_written\\.cu:@PARTNER@([^0-9,][^,]*)?, ${unordered}")
+# A run written by one warp and read back by two (and written again), ordered by the block's
+# barriers: a read of one word by another block is checked against its last writer.
+foreach(variant IN ITEMS "once;1;21" "twice;2;85")
+  list(GET variant 0 times)
+  list(GET variant 1 writes)
+  list(GET variant 2 writer)
+  fault_variant(race_global_rows_write_${times} race_global_rows_write WRITES=${writes})
+  fault_check(race_global_rows_write_${times} KERNEL k_rows_read BLOCK "1,0,0" THREAD "0,0,0"
+    INST "ld\\.global\\.[bsu]32 "
+    WHAT "race on global memory at address 0x[0-9a-f]+ \\(84 bytes into a cudaMalloc allocation of 128 bytes at 0x[0-9a-f]+\\): this read of 4 bytes and an earlier write by block \\(0,0,0\\) thread \\(${writer},0,0\\), 'st\\.global\\.[bsu]32 [^']*' at ([^\n]*[ (])?race_global_rows_write\\.cu:@PARTNER@([^0-9,][^,]*)?, ${unordered}")
+endforeach()
 # A run read by whole warps, a lane of the last past its release: its read keeps its own clock,
 # whether the run was read by one warp before (two readers a word) or by two (a full cell's worth).
 foreach(variant IN ITEMS "beside;1" "full;2")
