@@ -171,10 +171,12 @@ __attribute__((always_inline)) inline bool ldst_rows(Exec& x, const Inst& in, Be
     if (lo < off || bytes < size || hi - off > bytes - size) return false;
     delta = reinterpret_cast<uintptr_t>(x.b->shared.data()) - off;
   } else if (space == Space::global || space == Space::generic) {
-    // The previous access's allocation (no window address lies in an allocation).
+    // The previous access's allocation, else the one holding the warp's range (a kernel reading
+    // two arrays alternates between them); no window address lies in an allocation.
     const Allocation* al = memory().cached();
-    if (!al || lo < al->base || al->bytes < size || hi - al->base > al->bytes - size || (!Load && !al->writable))
-      return false;
+    if (!al || lo < al->base || al->bytes < size || hi - al->base > al->bytes - size)
+      al = memory().find_slow(lo, hi - lo + size);
+    if (!al || (!Load && !al->writable)) return false;
     delta = 0;
   } else {
     return false;
