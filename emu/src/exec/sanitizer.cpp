@@ -283,6 +283,21 @@ void* arena_alloc(uint64_t bytes, bool huge) {
 #endif
   return reinterpret_cast<void*>(at);
 }
+// Zeroed memory for row records (SlotRegion), from calloc. An access reads a chunk's row before
+// it writes it, which on a fresh page is two page faults (the zero page mapped, then copied): an
+// array of up to kPopulateMax bytes, most of which a launch touches, is made writable at once; a
+// larger one is left to fault where it is touched.
+constexpr uint64_t kPopulateMax = 16u << 20;
+void* zeroed_rows(uint64_t bytes) {
+  void* p = std::calloc(1, bytes);
+#ifdef MADV_POPULATE_WRITE
+  const uintptr_t page = 4096, from = (reinterpret_cast<uintptr_t>(p) + page - 1) & ~(page - 1),
+                  to = (reinterpret_cast<uintptr_t>(p) + bytes) & ~(page - 1);
+  if (p && bytes <= kPopulateMax && to > from)
+    madvise(reinterpret_cast<void*>(from), to - from, MADV_POPULATE_WRITE);
+#endif
+  return p;
+}
 void arena_free(void* a, uint64_t bytes) {
   if (bytes < kHugePage) return std::free(a);
   munmap(a, bytes);
@@ -447,7 +462,8 @@ class SlotRegion {
     slots_.ensure(bytes);
     if (slots_.bytes() == before && rows_) return;
     std::free(rows_);
-    rows_ = slots_.ok() ? static_cast<Slot*>(std::calloc(slots_.bytes() / (kChunkGranules * 4), sizeof(Slot))) : nullptr;
+    const uint64_t rows = slots_.bytes() / (kChunkGranules * 4);
+    rows_ = slots_.ok() ? static_cast<Slot*>(zeroed_rows(rows * sizeof(Slot))) : nullptr;
   }
   bool ok() const { return slots_.ok(); }
   void release() {
