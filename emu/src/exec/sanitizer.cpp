@@ -761,8 +761,12 @@ inline uint64_t ready_bits(const BlockState& bs, uint64_t g) {  // bits of granu
   std::memcpy(&v, bs.ready.data() + (g >> 3), sizeof v);
   return v >> (g & 7);
 }
-inline void set_ready(BlockState& bs, uint64_t g, uint32_t n) {
-  for (uint64_t i = g; i < g + n; ++i) bs.ready[i >> 3] |= uint8_t(1u << (i & 7));
+inline void set_ready(BlockState& bs, uint64_t g, uint32_t n) {  // granules g .. g + n - 1, n <= 57
+  uint64_t v;
+  uint8_t* const p = bs.ready.data() + (g >> 3);
+  std::memcpy(&v, p, sizeof v);
+  v |= ((uint64_t(1) << n) - 1) << (g & 7);
+  std::memcpy(p, &v, sizeof v);
 }
 inline void clear_ready(BlockState& bs, uint64_t first, uint64_t last) {
   for (uint64_t i = first; i <= last && (i >> 3) < bs.ready.size(); ++i) bs.ready[i >> 3] &= uint8_t(~(1u << (i & 7)));
@@ -1948,14 +1952,23 @@ bool shared_write_words(BlockState& bs, SCell* dense, uint64_t limit, const uint
   for (int i = 1; i < 32; ++i) order |= uint64_t(addrs[i] <= addrs[i - 1]);
   if ((bits & 3) || order || addrs[31] + 4 > limit) return false;
   const uint32_t floor = bs.floor;
-  uint64_t bad = 0;
+  // A record is unordered before its word's writer when it is at the floor's clock or later and
+  // another thread's: the words' latest clock, below the floor, settles all 96 at once.
+  uint64_t split = 0;
+  uint32_t latest = 0;
   for (uint32_t i = 0; i < 32; ++i) {
     const SCell& c = dense[addrs[i] >> 2];
-    const uint32_t t = w0 + i;
-    auto unordered = [&](SRec r) { return uint64_t(s_clock(r) >= floor) & uint64_t(s_tid(r) != t); };
-    bad |= (c.w & sSplit) | (race_on ? unordered(c.w) | unordered(c.r[0]) | unordered(c.r[1]) : 0);
+    split |= c.w;
+    latest = std::max({latest, s_clock(c.w), s_clock(c.r[0]), s_clock(c.r[1])});
   }
-  if (bad) return false;
+  if (split & sSplit) return false;
+  if (race_on && latest >= floor)
+    for (uint32_t i = 0; i < 32; ++i) {
+      const SCell& c = dense[addrs[i] >> 2];
+      const uint32_t t = w0 + i;
+      auto unordered = [&](SRec r) { return s_clock(r) >= floor && s_tid(r) != t; };
+      if (unordered(c.w) || unordered(c.r[0]) || unordered(c.r[1])) return false;
+    }
   const uint32_t* own = bs.own_clocks() + w0;
   uint64_t locs[32];
   for (uint32_t i = 0; i < 32; ++i) {
