@@ -173,6 +173,45 @@ void h_cvt(Exec& x, const Inst& in, uint32_t mask) {
   EMU_END_LANES
 }
 
+// Integer to integer without .sat (index arithmetic: cvt.u64.u32, cvt.s64.s32, cvt.u32.u64), the
+// types fixed at decode: S and D are the C++ types of the source and the destination, and the
+// result is what int_to_int gives (a signed destination kept sign-extended in its register).
+template <class S, class D>
+void h_cvt_int(Exec& x, const Inst& in, uint32_t mask) {
+  auto f = [](uint64_t raw) {
+    const D v = D(S(raw));
+    return std::is_signed_v<D> ? uint64_t(int64_t(v)) : uint64_t(v);
+  };
+  if (mask == kFullWarp && map_rows<1>(x, in, f)) return;
+  EMU_FOR_LANES(mask) x.set(in.o[0], lane, f(x.val(in.o[1], lane))); EMU_END_LANES
+}
+template <class S>
+Handler cvt_int_to(Type d) {
+  switch (d) {
+    case Type::s16: return h_cvt_int<S, int16_t>;
+    case Type::u16: case Type::b16: return h_cvt_int<S, uint16_t>;
+    case Type::s32: return h_cvt_int<S, int32_t>;
+    case Type::u32: case Type::b32: return h_cvt_int<S, uint32_t>;
+    case Type::s64: return h_cvt_int<S, int64_t>;
+    case Type::u64: case Type::b64: return h_cvt_int<S, uint64_t>;
+    default: return nullptr;
+  }
+}
+// The h_cvt_int for a cvt between integer types (to one of 16 bits or more), else nullptr.
+Handler cvt_int(Type d, Type a) {
+  switch (a) {
+    case Type::s8: return cvt_int_to<int8_t>(d);
+    case Type::u8: case Type::b8: return cvt_int_to<uint8_t>(d);
+    case Type::s16: return cvt_int_to<int16_t>(d);
+    case Type::u16: case Type::b16: return cvt_int_to<uint16_t>(d);
+    case Type::s32: return cvt_int_to<int32_t>(d);
+    case Type::u32: case Type::b32: return cvt_int_to<uint32_t>(d);
+    case Type::s64: return cvt_int_to<int64_t>(d);
+    case Type::u64: case Type::b64: return cvt_int_to<uint64_t>(d);
+    default: return nullptr;
+  }
+}
+
 // cvt.rn{.relu}{.satfinite}.{f16x2,bf16x2}.f32 d, a, b: a goes to the upper half.
 // cvt.rn.satfinite{.relu}.{e4m3x2,e5m2x2}.f32 d, a, b: a goes to the upper byte.
 // cvt.rn{.relu}.f16x2.{e4m3x2,e5m2x2} d, a.  cvt.rn.satfinite.{e4m3x2,e5m2x2}.f16x2 d, a.
@@ -223,6 +262,7 @@ bool decode_cvt(DecodeCtx& d, const PInstr& p, Inst& in) {
                       in.type == Type::e5m2x2 || in.type2 == Type::e4m3x2 || in.type2 == Type::e5m2x2 ||
                       in.type2 == Type::f16x2;
   in.fn = packed ? h_cvt_packed : h_cvt;
+  if (Handler f = cvt_int(in.type, in.type2); f && !(in.flags & kSat) && in.nops == 2) in.fn = f;
   return true;
 }
 
